@@ -1,0 +1,46 @@
+// Registers the contenders that are not lessons: sequential code, oneTBB and OpenMP, each
+// where available. Linked into every benchmark binary.
+#include "peers.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <memory>
+
+#include <ws/bench/peers.hpp>
+
+#include "contenders.hpp"
+#if defined(WS_HAVE_OPENMP)
+#include "openmp_peer.hpp"
+#endif
+
+namespace ws::bench {
+
+void register_peers() {
+    register_pool_workloads("sequential", [] { return std::make_unique<Sequential>(); });
+#if defined(WS_HAVE_TBB)
+    register_pool_workloads("onetbb", [] { return std::make_unique<TbbTaskGroup>(); });
+#endif
+#if defined(WS_HAVE_OPENMP)
+    const auto omp = [](const char* name, auto body) {
+        benchmark::RegisterBenchmark(name, body)->Unit(benchmark::kMillisecond)->UseRealTime();
+    };
+    omp("flat_spawn/openmp", [](benchmark::State& state) {
+        for (auto _ : state)
+            openmp::flat_spawn(kFlatTasks);
+        state.SetItemsProcessed(state.iterations() * kFlatTasks);
+    });
+    omp("spawn_tree/openmp", [](benchmark::State& state) {
+        for (auto _ : state)
+            openmp::spawn_tree(kTreeDepth);
+        state.SetItemsProcessed(state.iterations() * spawn_tree_tasks(kTreeDepth));
+    });
+    omp("imbalanced/openmp", [](benchmark::State& state) {
+        const auto unit = iterations_for(kImbalancedUnit);
+        for (auto _ : state)
+            openmp::imbalanced_from_one(kImbalancedTasks, unit);
+        state.SetItemsProcessed(state.iterations() * kImbalancedTasks);
+    });
+#endif
+}
+
+}  // namespace ws::bench

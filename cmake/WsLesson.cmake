@@ -1,0 +1,46 @@
+# ws_add_lesson(NN topic [SOURCES file.cpp ...])
+#
+# Registers lesson NN, whose folders are lessons/NN_topic (starter), solutions/NN_topic and
+# tests/NN_topic:
+#   ws_lessonNN            library: the starter code, with its folder on the include path
+#   ws_lessonNN_solution   library: the reference solution, same headers and namespace
+#   ws_lessonNN_tests, ws_lessonNN_solution_tests
+#                          the lesson's tests built against each; CTest names them
+#                          lessonNN.starter.<Suite.Test> / lessonNN.solution.<Suite.Test>,
+#                          labelled lessonNN;starter or lessonNN;solution (plus tsan/asan in a
+#                          sanitizer build)
+function(ws_add_lesson number topic)
+  cmake_parse_arguments(PARSE_ARGV 2 LESSON "" "" "SOURCES")
+  set(folder ${number}_${topic})
+  foreach(kind starter solution)
+    if(kind STREQUAL "starter")
+      set(src_dir ${WS_ROOT}/lessons/${folder})
+      set(lib ws_lesson${number})
+    else()
+      set(src_dir ${WS_ROOT}/solutions/${folder})
+      set(lib ws_lesson${number}_solution)
+    endif()
+    if(NOT IS_DIRECTORY ${src_dir})
+      message(FATAL_ERROR "lesson ${number}: ${src_dir} is missing")
+    endif()
+
+    if(LESSON_SOURCES)
+      list(TRANSFORM LESSON_SOURCES PREPEND ${src_dir}/ OUTPUT_VARIABLE sources)
+      add_library(${lib} STATIC ${sources})
+      target_include_directories(${lib} PUBLIC ${src_dir})
+      target_link_libraries(${lib} PUBLIC ws_common PRIVATE ws_warnings)
+    else()
+      add_library(${lib} INTERFACE)
+      target_include_directories(${lib} INTERFACE ${src_dir})
+      target_link_libraries(${lib} INTERFACE ws_common)
+    endif()
+
+    if(WS_BUILD_TESTS)
+      file(GLOB test_sources CONFIGURE_DEPENDS ${WS_ROOT}/tests/${folder}/*.cpp)
+      set(test_exe ${lib}_tests)
+      add_executable(${test_exe} ${test_sources})
+      target_link_libraries(${test_exe} PRIVATE ${lib} ws_test_main ws_warnings)
+      ws_discover_tests(${test_exe} "lesson${number}.${kind}." lesson${number} ${kind})
+    endif()
+  endforeach()
+endfunction()

@@ -1,0 +1,68 @@
+// Lesson 01, exercise 3: orderly shutdown. These tests do not use wait_idle.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <thread>
+
+#include <ws/testing/wait.hpp>
+
+#include "exercises.hpp"
+#include "thread_pool.hpp"
+
+using namespace std::chrono_literals;
+using ws::lesson01::ThreadPool;
+using ws::testing::slowdown;
+using ws::testing::wait_until;
+
+TEST(Lesson01Ex3, DestructorRunsEveryQueuedTask) {
+    std::atomic<int> ran{0};
+    std::atomic<bool> gate{false};
+    std::atomic<bool> blocker_started{false};
+    {
+        ThreadPool pool(1);
+        // The only worker is held up, so the next 1000 tasks are still queued at destruction.
+        pool.spawn([&] {
+            blocker_started = true;
+            wait_until([&] { return gate.load(); }, 10s * slowdown());
+            ran.fetch_add(1);
+        });
+        ASSERT_TRUE(wait_until([&] { return blocker_started.load(); }, 10s * slowdown()));
+        for (int i = 0; i < 1000; ++i)
+            pool.spawn([&] { ran.fetch_add(1); });
+        gate = true;
+    }  // ~ThreadPool
+    EXPECT_EQ(ran.load(), 1001) << "the destructor must run every task queued before it";
+}
+
+TEST(Lesson01Ex3, TasksSpawnedWhileDrainingAlsoRun) {
+    std::atomic<int> ran{0};
+    std::atomic<bool> gate{false};
+    std::atomic<bool> blocker_started{false};
+    {
+        ThreadPool pool(1);
+        pool.spawn([&] {
+            blocker_started = true;
+            wait_until([&] { return gate.load(); }, 10s * slowdown());
+        });
+        ASSERT_TRUE(wait_until([&] { return blocker_started.load(); }, 10s * slowdown()));
+        for (int i = 0; i < 100; ++i) {
+            pool.spawn([&] {
+                ran.fetch_add(1);
+                pool.spawn([&] { ran.fetch_add(1); });
+            });
+        }
+        gate = true;
+    }
+    EXPECT_EQ(ran.load(), 200);
+}
+
+TEST(Lesson01Ex3, DestroyingAnIdlePoolIsPrompt) {
+    std::optional<ThreadPool> pool(std::in_place, 2);
+    std::this_thread::sleep_for(20ms);  // let the workers go to sleep
+    const auto t0 = std::chrono::steady_clock::now();
+    pool.reset();
+    const auto took = std::chrono::steady_clock::now() - t0;
+    EXPECT_LT(took, 100ms * slowdown()) << "sleeping workers must be woken, not waited out";
+}
