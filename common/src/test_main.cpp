@@ -115,6 +115,10 @@ class HarnessListener : public ::testing::EmptyTestEventListener {
     }
     void OnTestEnd(const ::testing::TestInfo& info) override {
         watchdog().disarm();
+        if (info.result()->Failed()) {
+            std::fprintf(stderr, "[exercise] %s.%s checks %s\n", info.test_suite_name(),
+                         info.name(), exercise_title().c_str());
+        }
         if (info.result()->Failed() && seed_of_current_test()) {
             std::fprintf(stderr, "[seed] this run used seed %llu; rerun it with WS_SEED=%llu\n",
                          static_cast<unsigned long long>(*seed_of_current_test()),

@@ -1,0 +1,1 @@
+"""The workshop's command-line tool (see ../../workshop)."""

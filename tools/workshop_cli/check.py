@@ -1,0 +1,151 @@
+"""`./workshop check`: everything CI checks, as named steps, ending with "N passed, N failed"."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+from . import build as b
+from .lessons import ROOT, Lesson, UsageError, all_lessons
+from .testing import summarise
+
+
+class StepFailed(Exception):
+    pass
+
+
+def _tests_must_pass(preset: str) -> Callable[[], str]:
+    def step() -> str:
+        b.build(preset)
+        junit = b.build_dir(preset) / "reports" / "check-solutions.xml"
+        results = b.ctest(preset, r"^(common\.|lesson\d+\.solution\.)", junit)
+        if not results:
+            raise StepFailed("no tests ran")
+        failed = [r for r in results if not r.passed]
+        if failed:
+            detail = "\n".join(f"  x {r.name}\n    " + r.reason().replace("\n", "\n    ")
+                               for r in failed[:10])
+            raise StepFailed(f"{len(failed)} of {len(results)} tests failed:\n{detail}")
+        return f"{len(results)} tests pass"
+    return step
+
+
+def _starters_fail_each_exercise(lessons: list[Lesson]) -> Callable[[], str]:
+    """Every starter compiles (warnings are errors) and fails at least one test of each of its
+    exercises: no exercise ships solved, none is untested."""
+    def step() -> str:
+        b.build("default")
+        junit = b.build_dir("default") / "reports" / "check-starters.xml"
+        results = b.ctest("default", r"^lesson\d+\.starter\.", junit)
+        problems, checked = [], 0
+        for lesson in lessons:
+            mine = [r for r in results if r.name.startswith(f"lesson{lesson.nn}.starter.")]
+            summaries = {s.number: s for s in summarise(lesson, mine)}
+            for ex in lesson.exercises:
+                checked += 1
+                s = summaries.get(ex.number)
+                if s is None:
+                    problems.append(f"lesson {lesson.nn} exercise {ex.number} has no tests")
+                elif s.passed == s.total:
+                    problems.append(f"lesson {lesson.nn} exercise {ex.number} ({ex.title}): "
+                                    f"the starter passes all {s.total} of its tests — "
+                                    "it ships solved or its tests cannot fail")
+        if problems:
+            raise StepFailed("\n".join(problems))
+        return f"{checked} exercises, each with a failing test in its starter"
+    return step
+
+
+def _format() -> str:
+    if shutil.which("clang-format") is None:
+        raise StepFailed("clang-format is missing: sudo apt-get install clang-format")
+    files = [str(p) for d in ("common", "lessons", "solutions", "tests", "bench")
+             for p in sorted((ROOT / d).rglob("*")) if p.suffix in (".cpp", ".hpp")]
+    result = subprocess.run(["clang-format", "--dry-run", "--Werror", *files], cwd=ROOT,
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        bad = sorted({line.split(":")[0] for line in result.stderr.splitlines()
+                      if ": error:" in line})
+        raise StepFailed("not formatted (run clang-format -i on them):\n  " + "\n  ".join(bad))
+    return f"{len(files)} files formatted"
+
+
+def _benchmarks_build_and_run() -> str:
+    b.build("bench")
+    exe = b.build_dir("bench") / "bench" / "ws_tour"
+    result = subprocess.run([str(exe), "--benchmark_min_time=0.01", "--benchmark_repetitions=1"],
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        raise StepFailed(f"the tour failed to run:\n{result.stdout[-2000:]}{result.stderr[-2000:]}")
+    return "benchmarks build; the tour runs"
+
+
+def _book() -> str:
+    book = ROOT / "book"
+    if not (book / "package.json").exists():
+        raise StepFailed("book/package.json is missing")
+    for cmd in ("node", "npm"):
+        if shutil.which(cmd) is None:
+            raise StepFailed(f"{cmd} is missing: sudo apt-get install nodejs npm")
+    if not Path("/usr/bin/chromium").exists():
+        raise StepFailed("chromium is missing: sudo apt-get install chromium")
+    if not (book / "node_modules").exists():
+        ci = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=book,
+                            capture_output=True, text=True)
+        if ci.returncode != 0:
+            raise StepFailed(f"npm ci failed:\n{ci.stderr[-3000:]}")
+    for script in ("build", "check"):
+        r = subprocess.run(["npm", "run", "--silent", script], cwd=book, capture_output=True,
+                           text=True)
+        if r.returncode != 0:
+            raise StepFailed(f"npm run {script} failed:\n{(r.stdout + r.stderr)[-4000:]}")
+        last = [l for l in r.stdout.splitlines() if l.strip()][-1:] or [""]
+    return f"book builds; browser check: {last[0].strip()}"
+
+
+def _tool_tests() -> str:
+    r = subprocess.run([sys.executable, "-m", "unittest", "discover", "-s", "tools/tests",
+                        "-t", "."], cwd=ROOT, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise StepFailed(r.stderr[-4000:])
+    last = [l for l in r.stderr.splitlines() if l.startswith("Ran ")]
+    return last[0] if last else "tool tests pass"
+
+
+def steps(quick: bool) -> list[tuple[str, Callable[[], str]]]:
+    lessons = all_lessons()
+    out = [
+        ("format (clang-format)", _format),
+        ("solutions pass (g++)", _tests_must_pass("default")),
+        ("starters compile and fail each exercise", _starters_fail_each_exercise(lessons)),
+        ("solutions pass (clang ThreadSanitizer)", _tests_must_pass("tsan")),
+    ]
+    if not quick:
+        out += [
+            ("solutions pass (clang AddressSanitizer + UBSan)", _tests_must_pass("asan")),
+            ("benchmarks build and run", _benchmarks_build_and_run),
+            ("book builds and passes the browser check", _book),
+        ]
+    out.append(("the workshop tool's own tests", _tool_tests))
+    return out
+
+
+def run_check(quick: bool = False) -> int:
+    passed = failed = 0
+    started = time.monotonic()
+    for name, step in steps(quick):
+        t0 = time.monotonic()
+        b.progress(f"check: {name} ...")
+        try:
+            detail = step()
+            passed += 1
+            print(f"PASS  {name}: {detail} ({time.monotonic() - t0:.0f} s)", flush=True)
+        except (StepFailed, b.BuildError, UsageError) as e:
+            failed += 1
+            print(f"FAIL  {name} ({time.monotonic() - t0:.0f} s)\n{e}", flush=True)
+    print(f"\nchecked in {time.monotonic() - started:.0f} s")
+    print(f"check: {passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1

@@ -1,0 +1,70 @@
+"""Finding lessons and their exercises: solutions/NN_topic with lessons/NN_topic/lesson.toml."""
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class UsageError(Exception):
+    """A mistake in what the user asked for; the message says what to do instead."""
+
+
+@dataclass
+class Exercise:
+    number: int
+    title: str
+
+
+@dataclass
+class Lesson:
+    number: int
+    folder: str  # e.g. "01_shared_queue"
+    title: str
+    summary: str
+    exercises: list[Exercise] = field(default_factory=list)
+
+    @property
+    def nn(self) -> str:
+        return f"{self.number:02d}"
+
+    @property
+    def label(self) -> str:
+        return f"lesson{self.nn}"
+
+    def exercise(self, number: int) -> Exercise:
+        for ex in self.exercises:
+            if ex.number == number:
+                return ex
+        known = ", ".join(str(e.number) for e in self.exercises)
+        raise UsageError(
+            f"lesson {self.nn} has no exercise {number}; its exercises are {known}")
+
+
+def all_lessons(root: Path = ROOT) -> list[Lesson]:
+    lessons = []
+    for sol in sorted((root / "solutions").glob("[0-9][0-9]_*")):
+        meta_path = root / "lessons" / sol.name / "lesson.toml"
+        meta = tomllib.loads(meta_path.read_text()) if meta_path.exists() else {}
+        exercises = [Exercise(int(e["number"]), e["title"]) for e in meta.get("exercise", [])]
+        lessons.append(Lesson(int(sol.name[:2]), sol.name, meta.get("title", sol.name[3:]),
+                              meta.get("summary", ""), exercises))
+    return lessons
+
+
+def lesson_list_text(lessons: list[Lesson]) -> str:
+    return "\n".join(f"  {l.number:>2}  {l.title}" for l in lessons)
+
+
+def find_lesson(spec: str, root: Path = ROOT) -> Lesson:
+    """Accepts 1, 01 or 01_shared_queue."""
+    lessons = all_lessons(root)
+    m = re.fullmatch(r"0*(\d+)(_\w+)?", spec.strip())
+    if m:
+        for lesson in lessons:
+            if lesson.number == int(m.group(1)):
+                return lesson
+    raise UsageError(f"there is no lesson '{spec}'. The lessons are:\n{lesson_list_text(lessons)}")

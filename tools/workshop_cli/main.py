@@ -1,0 +1,199 @@
+"""Argument parsing and the commands of ./workshop."""
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+
+from . import benchmarks, build as b, check, hints, testing
+from .lessons import ROOT, UsageError, all_lessons, find_lesson, lesson_list_text
+
+EPILOG = """\
+examples:
+  ./workshop tour                      every lesson's pool against oneTBB and OpenMP
+  ./workshop check                     everything CI checks
+  ./workshop test 1                    your code for lesson 01, summarised per exercise
+  ./workshop test 1 --exercise 2       only exercise 2's tests
+  ./workshop test 1 --solution --tsan  the reference solution under ThreadSanitizer
+  ./workshop hint 1 2                  the first hint for lesson 01, exercise 2
+"""
+
+
+def cmd_list(_args) -> int:
+    status = testing.load_status()
+    print("lessons (./workshop test N runs one):")
+    for lesson in all_lessons():
+        entry = status.get(f"{lesson.nn}/starter/default")
+        state = "not run yet"
+        if entry:
+            done = sum(1 for p, t in entry["exercises"].values() if p == t)
+            state = f"{done}/{len(lesson.exercises)} exercises pass"
+        print(f"  {lesson.number:>2}  {lesson.title:<44} {state}")
+    return 0
+
+
+def cmd_test(args) -> int:
+    lesson = find_lesson(args.lesson)
+    if args.exercise is not None:
+        lesson.exercise(args.exercise)
+    preset = "tsan" if args.tsan else "asan" if args.asan else "default"
+    kind = "solution" if args.solution else "starter"
+    where = "solutions" if args.solution else "lessons"
+    b.progress(f"building lesson {lesson.nn} ({where}/{lesson.folder}, {preset} build) ...")
+    results = testing.run_lesson_tests(lesson, solution=args.solution, preset=preset,
+                                       exercise=args.exercise, jobs=args.jobs)
+    if not results:
+        raise UsageError(f"no tests matched lesson {lesson.nn}"
+                         + (f" exercise {args.exercise}" if args.exercise else ""))
+    summaries = testing.summarise(lesson, results)
+    other = [r for r in results if r.exercise is None]
+    compiler = {"default": "g++", "tsan": "clang ThreadSanitizer",
+                "asan": "clang AddressSanitizer"}[preset]
+    testing.print_report(lesson, summaries, what=f"{kind} code, {compiler}",
+                         verbose=args.verbose, other=other)
+    testing.record_status(lesson, kind, preset, summaries)
+    ok = all(r.passed for r in results)
+    passed = sum(r.passed for r in results)
+    if not ok and not args.solution:
+        first = next(s for s in summaries if s.passed < s.total)
+        print(f"\nstuck? ./workshop hint {lesson.number} {first.number}")
+    print(f"\ntests: {passed} passed, {len(results) - passed} failed")
+    return 0 if ok else 1
+
+
+def cmd_hint(args) -> int:
+    lesson = find_lesson(args.lesson)
+    level = None if args.all else args.level
+    print(hints.hint_text(lesson, args.exercise, level))
+    return 0
+
+
+def cmd_bench(args) -> int:
+    lesson = find_lesson(args.lesson)
+    out = b.build_dir("bench") / "results" / f"bench_lesson{lesson.nn}.json"
+    report = benchmarks.run_benchmark(f"bench_lesson{lesson.nn}", out,
+                                      repetitions=args.repetitions, min_time=args.min_time,
+                                      bench_filter=args.filter)
+    previous = f"lesson{lesson.number - 1:02d}" if lesson.number > 0 else "sequential"
+    benchmarks.print_table(benchmarks.medians(report), reference=previous)
+    print(f"\nfull results: {out.relative_to(ROOT)}")
+    return 0
+
+
+def cmd_tour(args) -> int:
+    out = b.build_dir("bench") / "results" / "tour.json"
+    b.progress("the tour: building the reference pools and the peers (first time: a minute) ...")
+    report = benchmarks.run_benchmark("ws_tour", out, repetitions=args.repetitions,
+                                      min_time=args.min_time, bench_filter=args.filter)
+    table = benchmarks.medians(report)
+    reference = "onetbb" if any("onetbb" in row for row in table.values()) else "sequential"
+    benchmarks.print_table(table, reference=reference)
+    print(f"\nfull results: {out.relative_to(ROOT)}")
+    return 0
+
+
+def cmd_check(args) -> int:
+    return check.run_check(quick=args.quick)
+
+
+def cmd_status(_args) -> int:
+    status = testing.load_status()
+    if not status:
+        print("no test run recorded yet: try ./workshop test 0")
+        return 0
+    for lesson in all_lessons():
+        for key, entry in sorted(status.items()):
+            nn, kind, preset = key.split("/")
+            if nn != lesson.nn:
+                continue
+            print(f"lesson {nn} ({kind}, {preset} build, {entry.get('time', '?')})")
+            for ex in lesson.exercises:
+                p, t = entry["exercises"].get(str(ex.number), (None, None))
+                state = "not run" if p is None else f"{p}/{t} tests pass"
+                mark = "ok  " if p is not None and p == t else "    "
+                print(f"  {mark}exercise {ex.number}: {ex.title:<36} {state}")
+    return 0
+
+
+def cmd_book(args) -> int:
+    for tool in ("node", "npm"):
+        if shutil.which(tool) is None:
+            raise UsageError(f"'{tool}' is not installed: sudo apt-get install nodejs npm")
+    book = ROOT / "book"
+    if not (book / "node_modules").exists():
+        if subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=book).returncode:
+            raise UsageError("npm ci failed in book/ (see above)")
+    if subprocess.run(["npm", "run", "--silent", "build"], cwd=book).returncode:
+        print("workshop: the book did not build (see above)", file=sys.stderr)
+        return 1
+    if args.build_only:
+        print(f"built: {(book / '_book' / 'index.html').relative_to(ROOT)}")
+        return 0
+    return subprocess.run(["npm", "run", "--silent", "serve", "--", str(args.port)],
+                          cwd=book).returncode
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="workshop", description="The work-stealing workshop's tool.",
+                                epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", metavar="command")
+    sub.add_parser("list", help="the lessons and how far you got").set_defaults(func=cmd_list)
+
+    t = sub.add_parser("test", help="build and run one lesson's tests, per exercise")
+    t.add_argument("lesson", help="lesson number, e.g. 1")
+    t.add_argument("--exercise", "-e", type=int, help="only this exercise's tests")
+    t.add_argument("--solution", action="store_true", help="test the reference solution")
+    t.add_argument("--tsan", action="store_true", help="under ThreadSanitizer (clang)")
+    t.add_argument("--asan", action="store_true", help="under AddressSanitizer + UBSan (clang)")
+    t.add_argument("--verbose", "-v", action="store_true", help="show every failure")
+    t.add_argument("--jobs", "-j", type=int, default=2, help="tests run at once (default 2)")
+    t.set_defaults(func=cmd_test)
+
+    h = sub.add_parser("hint", help="hints for an exercise, from a nudge to nearly the answer")
+    h.add_argument("lesson")
+    h.add_argument("exercise", type=int, nargs="?")
+    h.add_argument("--level", type=int, default=1, help="show hints 1..LEVEL (default 1)")
+    h.add_argument("--all", action="store_true", help="show every hint")
+    h.set_defaults(func=cmd_hint)
+
+    for name, func, helptext in (("bench", cmd_bench, "one lesson's benchmark"),
+                                 ("tour", cmd_tour, "every lesson's pool against the peers")):
+        s = sub.add_parser(name, help=helptext)
+        if name == "bench":
+            s.add_argument("lesson")
+        s.add_argument("--repetitions", type=int, default=3, help="runs per benchmark (median)")
+        s.add_argument("--min-time", type=float, default=0.2, help="seconds per repetition")
+        s.add_argument("--filter", help="only benchmarks matching this regex")
+        s.set_defaults(func=func)
+
+    c = sub.add_parser("check", help="everything CI checks (both directions, sanitizers, book)")
+    c.add_argument("--quick", action="store_true", help="skip ASan, benchmarks and the book")
+    c.set_defaults(func=cmd_check)
+
+    sub.add_parser("status", help="progress per exercise from your last runs").set_defaults(
+        func=cmd_status)
+
+    bk = sub.add_parser("book", help="build the guide and serve it on 127.0.0.1")
+    bk.add_argument("--build-only", action="store_true", help="build it and exit")
+    bk.add_argument("--port", type=int, default=3000)
+    bk.set_defaults(func=cmd_book)
+    return p
+
+
+def main(argv: list[str]) -> int:
+    p = parser()
+    args = p.parse_args(argv)
+    if not getattr(args, "func", None):
+        p.print_help()
+        return 2
+    try:
+        return args.func(args)
+    except UsageError as e:
+        print(f"workshop: {e}", file=sys.stderr)
+        return 2
+    except b.BuildError as e:
+        print(f"workshop: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,93 @@
+"""`./workshop test`: build one lesson's tests, run them, and summarise them per exercise."""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import build as b
+from .lessons import ROOT, Lesson
+
+STATUS_FILE = ROOT / ".workshop" / "status.json"
+
+
+@dataclass
+class ExerciseSummary:
+    number: int
+    title: str
+    passed: int
+    total: int
+    failures: list[b.TestResult]
+
+
+def test_target(lesson: Lesson, solution: bool) -> str:
+    return f"ws_lesson{lesson.nn}{'_solution' if solution else ''}_tests"
+
+
+def name_regex(lesson: Lesson, solution: bool, exercise: int | None) -> str:
+    kind = "solution" if solution else "starter"
+    suite = rf"Lesson{lesson.nn}Ex{exercise}\." if exercise is not None else ""
+    return rf"^lesson{lesson.nn}\.{kind}\.{suite}"
+
+
+def run_lesson_tests(lesson: Lesson, *, solution: bool, preset: str,
+                     exercise: int | None = None, jobs: int = 2) -> list[b.TestResult]:
+    b.build(preset, [test_target(lesson, solution)])
+    kind = "solution" if solution else "starter"
+    junit = b.build_dir(preset) / "reports" / f"lesson{lesson.nn}-{kind}.xml"
+    return b.ctest(preset, name_regex(lesson, solution, exercise), junit, jobs=jobs)
+
+
+def summarise(lesson: Lesson, results: list[b.TestResult]) -> list[ExerciseSummary]:
+    out = []
+    for ex in lesson.exercises:
+        mine = [r for r in results if r.exercise == ex.number]
+        if not mine:
+            continue
+        out.append(ExerciseSummary(ex.number, ex.title, sum(r.passed for r in mine), len(mine),
+                                   [r for r in mine if not r.passed]))
+    return out
+
+
+def print_report(lesson: Lesson, summaries: list[ExerciseSummary], *, what: str,
+                 verbose: bool, other: list[b.TestResult]) -> None:
+    print(f"\nlesson {lesson.nn}: {lesson.title} ({what})")
+    width = max((len(s.title) for s in summaries), default=10) + 4
+    for s in summaries:
+        mark = "ok  " if s.passed == s.total else "FAIL"
+        print(f"  {mark} exercise {s.number}: {s.title:<{width}} {s.passed}/{s.total} tests pass")
+        shown = s.failures if verbose else s.failures[:2]
+        for r in shown:
+            print(f"         x {r.suite}.{r.test}")
+            for line in r.reason().splitlines():
+                print(f"             {line}")
+        if len(shown) < len(s.failures):
+            print(f"         ... and {len(s.failures) - len(shown)} more failing "
+                  f"(--verbose shows them all)")
+    broken = [r for r in other if not r.passed]
+    if broken:
+        print("  tests outside the exercises failed:")
+        for r in broken:
+            print(f"         x {r.name}\n             " + r.reason().replace("\n", "\n             "))
+
+
+def record_status(lesson: Lesson, kind: str, preset: str,
+                  summaries: list[ExerciseSummary]) -> None:
+    """Remembers the last result per lesson, kind and build, for `./workshop status`."""
+    STATUS_FILE.parent.mkdir(exist_ok=True)
+    try:
+        data = json.loads(STATUS_FILE.read_text())
+    except (OSError, ValueError):
+        data = {}
+    entry = data.setdefault(f"{lesson.nn}/{kind}/{preset}", {"exercises": {}})
+    entry["time"] = time.strftime("%Y-%m-%d %H:%M:%S")
+    entry["exercises"].update({str(s.number): [s.passed, s.total] for s in summaries})
+    STATUS_FILE.write_text(json.dumps(data, indent=2, sort_keys=True))
+
+
+def load_status() -> dict:
+    try:
+        return json.loads(STATUS_FILE.read_text())
+    except (OSError, ValueError):
+        return {}
