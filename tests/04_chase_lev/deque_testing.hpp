@@ -1,0 +1,137 @@
+// Helpers for lesson 04's concurrent deque tests: a busy-wait with a deadline (tests whose
+// threads must overlap in time cannot sleep), and the owner/thief race in rounds.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include <ws/testing/harness.hpp>
+#include <ws/testing/stress.hpp>
+
+#include "chase_lev_deque.hpp"
+
+namespace lesson04_testing {
+
+using Clock = std::chrono::steady_clock;
+
+// Spins (yielding now and then, so it also works with more threads than cores) until `done()`
+// or the deadline; returns the last value of done().
+template <typename Pred>
+bool spin_until(Pred done, Clock::time_point deadline) {
+    for (std::uint32_t i = 0;; ++i) {
+        if (done()) return true;
+        if ((i & 63) == 63) {
+            if (Clock::now() > deadline) return done();
+            std::this_thread::yield();
+        }
+    }
+}
+
+struct RaceResult {
+    std::uint64_t rounds = 0;      // rounds run
+    std::uint64_t owner_took = 0;  // items the owner's pop got
+    std::uint64_t thief_took = 0;  // items the thief's steal got
+    std::uint64_t bad_rounds = 0;  // rounds where some item was not taken exactly once
+    std::string first_bad;         // what went wrong in the first bad round
+    bool thief_stuck = false;      // the thief did not finish a round in time
+};
+
+// The owner/thief race, in rounds. Each round the owner pushes `items` fresh items into a
+// deque that starts empty, then the owner pops and one thief steals until the deque is empty;
+// every item must be taken by exactly one of them. A persistent thief thread spins between
+// rounds, so both threads really run at the same time. The owner waits a random few
+// iterations before popping, to move the race window around.
+inline RaceResult race_rounds(std::size_t items, std::uint64_t rounds,
+                              std::chrono::milliseconds budget) {
+    constexpr std::size_t kMaxItems = 4;
+    using Deque = ws::lesson04::ChaseLevDeque<std::uint64_t>;
+    Deque deque(8);
+    std::array<std::atomic<std::uint32_t>, kMaxItems> taken{};
+    std::atomic<std::uint64_t> round_started{0};
+    std::atomic<std::uint64_t> round_finished{0};
+    std::atomic<bool> stop{false};
+    std::atomic<std::uint64_t> thief_took{0};
+    std::atomic<std::uint64_t> unknown{0};
+    const auto give_up = Clock::now() + budget + std::chrono::seconds(10);
+
+    // Items of round r are r * kMaxItems + i + 1 (never 0: a zeroed slot is not an item).
+    auto record = [&](std::uint64_t round, std::uint64_t value) {
+        const std::uint64_t first = round * kMaxItems + 1;
+        if (value < first || value >= first + items) {
+            unknown.fetch_add(1, std::memory_order_relaxed);
+            return;
+        }
+        taken[value - first].fetch_add(1, std::memory_order_relaxed);
+    };
+
+    std::thread thief([&] {
+        for (std::uint64_t r = 1;; ++r) {
+            if (!spin_until(
+                    [&] {
+                        return stop.load(std::memory_order_acquire) ||
+                               round_started.load(std::memory_order_acquire) >= r;
+                    },
+                    give_up) ||
+                stop.load(std::memory_order_acquire)) {
+                return;
+            }
+            for (;;) {
+                auto s = deque.steal();
+                if (s.is_success()) {
+                    record(r, s.value());
+                    thief_took.fetch_add(1, std::memory_order_relaxed);
+                } else if (s.is_empty()) {
+                    break;
+                }
+            }
+            round_finished.store(r, std::memory_order_release);
+        }
+    });
+
+    RaceResult result;
+    result.rounds = ws::testing::stress(rounds, budget, [&](auto& rng, std::uint64_t) {
+        const std::uint64_t r = round_started.load(std::memory_order_relaxed) + 1;
+        for (auto& t : taken)
+            t.store(0, std::memory_order_relaxed);
+        for (std::size_t i = 0; i < items; ++i)
+            deque.push(r * kMaxItems + i + 1);
+        round_started.store(r, std::memory_order_release);  // go, thief
+        for (auto spins = rng() % 64; spins > 0; --spins)
+            std::atomic_signal_fence(std::memory_order_seq_cst);  // a short, unoptimisable wait
+        while (auto item = deque.pop()) {
+            record(r, *item);
+            ++result.owner_took;
+        }
+        // The owner found the deque empty; wait until the thief did too.
+        if (!spin_until([&] { return round_finished.load(std::memory_order_acquire) >= r; },
+                        give_up)) {
+            result.thief_stuck = true;
+            FAIL() << "the thief did not finish round " << r << " in time";
+        }
+        std::ostringstream bad;
+        for (std::size_t i = 0; i < items; ++i) {
+            const auto n = taken[i].load(std::memory_order_relaxed);
+            if (n != 1) bad << " item " << i << " of " << items << " taken " << n << " times;";
+        }
+        if (!bad.str().empty()) {
+            if (result.bad_rounds++ == 0)
+                result.first_bad = "round " + std::to_string(r) + ":" + bad.str();
+        }
+    });
+    stop.store(true, std::memory_order_release);
+    thief.join();
+    result.thief_took = thief_took.load();
+    if (const auto u = unknown.load(); u != 0 && result.first_bad.empty())
+        result.first_bad = std::to_string(u) + " values that were never pushed";
+    if (unknown.load() != 0 && result.bad_rounds == 0) result.bad_rounds = 1;
+    return result;
+}
+
+}  // namespace lesson04_testing
