@@ -4,10 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -21,13 +23,14 @@ namespace lesson04_testing {
 
 using Clock = std::chrono::steady_clock;
 
-// Spins (yielding now and then, so it also works with more threads than cores) until `done()`
-// or the deadline; returns the last value of done().
+// Spins until `done()` or the deadline; returns the last value of done(). It spins flat out
+// for a while (a wait across cores takes well under a microsecond), then yields between
+// checks, so that it also works with more threads than cores.
 template <typename Pred>
 bool spin_until(Pred done, Clock::time_point deadline) {
     for (std::uint32_t i = 0;; ++i) {
         if (done()) return true;
-        if ((i & 63) == 63) {
+        if (i >= 4096 && (i & 63) == 0) {
             if (Clock::now() > deadline) return done();
             std::this_thread::yield();
         }
@@ -46,8 +49,10 @@ struct RaceResult {
 // The owner/thief race, in rounds. Each round the owner pushes `items` fresh items into a
 // deque that starts empty, then the owner pops and one thief steals until the deque is empty;
 // every item must be taken by exactly one of them. A persistent thief thread spins between
-// rounds, so both threads really run at the same time. The owner waits a random few
-// iterations before popping, to move the race window around.
+// rounds, so both threads really run at the same time: the thief says it is ready, then each
+// side waits a short while before it goes. The thief's wait adapts, longer after a round the
+// thief won and shorter after one the owner won, so that the two keep arriving at about the
+// same moment in any build (sanitizers change the timing a lot), with a random jitter on top.
 inline RaceResult race_rounds(std::size_t items, std::uint64_t rounds,
                               std::chrono::milliseconds budget) {
     constexpr std::size_t kMaxItems = 4;
@@ -55,6 +60,8 @@ inline RaceResult race_rounds(std::size_t items, std::uint64_t rounds,
     Deque deque(8);
     std::array<std::atomic<std::uint32_t>, kMaxItems> taken{};
     std::atomic<std::uint64_t> round_started{0};
+    std::atomic<std::uint64_t> thief_ready{0};
+    std::atomic<std::uint64_t> thief_delay{0};  // set by the owner between rounds
     std::atomic<std::uint64_t> round_finished{0};
     std::atomic<bool> stop{false};
     std::atomic<std::uint64_t> thief_took{0};
@@ -71,7 +78,13 @@ inline RaceResult race_rounds(std::size_t items, std::uint64_t rounds,
         taken[value - first].fetch_add(1, std::memory_order_relaxed);
     };
 
-    std::thread thief([&] {
+    // A short busy wait that the compiler cannot remove: about a nanosecond a step here.
+    auto delay = [](std::uint64_t steps) {
+        for (; steps > 0; --steps)
+            std::atomic_signal_fence(std::memory_order_seq_cst);
+    };
+    std::thread thief([&, seed = ws::testing::test_seed()] {
+        std::mt19937_64 rng(seed ^ 0x9e3779b97f4a7c15u);
         for (std::uint64_t r = 1;; ++r) {
             if (!spin_until(
                     [&] {
@@ -82,6 +95,8 @@ inline RaceResult race_rounds(std::size_t items, std::uint64_t rounds,
                 stop.load(std::memory_order_acquire)) {
                 return;
             }
+            thief_ready.store(r, std::memory_order_release);
+            delay(thief_delay.load(std::memory_order_relaxed) + rng() % 64);
             for (;;) {
                 auto s = deque.steal();
                 if (s.is_success()) {
@@ -103,18 +118,29 @@ inline RaceResult race_rounds(std::size_t items, std::uint64_t rounds,
         for (std::size_t i = 0; i < items; ++i)
             deque.push(r * kMaxItems + i + 1);
         round_started.store(r, std::memory_order_release);  // go, thief
-        for (auto spins = rng() % 64; spins > 0; --spins)
-            std::atomic_signal_fence(std::memory_order_seq_cst);  // a short, unoptimisable wait
+        if (!spin_until([&] { return thief_ready.load(std::memory_order_acquire) >= r; },
+                        give_up)) {
+            result.thief_stuck = true;
+            FAIL() << "the thief did not start round " << r << " in time";
+        }
+        delay(rng() % 64);
+        std::uint64_t owner_took = 0;
         while (auto item = deque.pop()) {
             record(r, *item);
-            ++result.owner_took;
+            ++owner_took;
         }
+        result.owner_took += owner_took;
         // The owner found the deque empty; wait until the thief did too.
         if (!spin_until([&] { return round_finished.load(std::memory_order_acquire) >= r; },
                         give_up)) {
             result.thief_stuck = true;
             FAIL() << "the thief did not finish round " << r << " in time";
         }
+        // Steer the race towards a tie: make the thief wait longer if it got everything.
+        const std::uint64_t d = thief_delay.load(std::memory_order_relaxed);
+        thief_delay.store(
+            owner_took == 0 ? std::min<std::uint64_t>(d + 8, 1 << 16) : (d >= 8 ? d - 8 : 0),
+            std::memory_order_relaxed);
         std::ostringstream bad;
         for (std::size_t i = 0; i < items; ++i) {
             const auto n = taken[i].load(std::memory_order_relaxed);

@@ -44,8 +44,8 @@ TEST(Lesson04Ex1, StealIsFirstInFirstOut) {
 
 TEST(Lesson04Ex1, PopAndStealOnAnEmptyDequeFindNothing) {
     Deque d(4);
-    EXPECT_FALSE(d.pop().has_value()) << "a fresh deque is empty";
-    EXPECT_EQ(d.size(), 0u) << "popping an empty deque must leave it empty (underflow?)";
+    ASSERT_FALSE(d.pop().has_value()) << "a fresh deque is empty";
+    ASSERT_EQ(d.size(), 0u) << "popping an empty deque must leave it empty (underflow?)";
     EXPECT_TRUE(d.steal().is_empty());
     EXPECT_FALSE(d.pop().has_value()) << "popping twice must not make up an item";
     d.push(42);

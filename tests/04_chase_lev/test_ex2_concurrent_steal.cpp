@@ -126,7 +126,7 @@ TEST(Lesson04Ex2, StampedeOwnerPopsWhileThreeThievesSteal) {
     // (decreasing), and together they take every item exactly once.
     constexpr int kThieves = 3;
     const std::uint64_t n = 200'000 / static_cast<std::uint64_t>(slowdown());
-    const std::uint64_t rounds = 10;
+    const std::uint64_t rounds = 40;
     ws::testing::stress(rounds, 20s * slowdown(), [&](auto&, std::uint64_t round) {
         Deque d(static_cast<std::size_t>(n));
         for (std::uint64_t i = 1; i <= n; ++i)
