@@ -53,7 +53,9 @@ class ChaseLevDeque {
             throw std::length_error("ChaseLevDeque: initial capacity too large");
         buffers_.push_back(std::make_unique<Buffer>(static_cast<std::int64_t>(
             std::bit_ceil(initial_capacity == 0 ? 1 : initial_capacity))));
-        buffer_.store(buffers_.back().get(), std::memory_order_relaxed);  // before any sharing
+        // relaxed: the deque is not shared yet; whoever gets it later synchronises with us.
+        buffer_.store(buffers_.back().get(), std::memory_order_relaxed);
+        use_buffer(buffers_.back().get());
     }
 
     // Frees every buffer (the live one and the retired ones). Items still inside are not
@@ -91,6 +93,8 @@ class ChaseLevDeque {
         explicit Buffer(std::int64_t capacity)
             : mask_(capacity - 1), slots_(new std::atomic<T>[static_cast<std::size_t>(capacity)]) {}
         std::int64_t capacity() const noexcept { return mask_ + 1; }
+        std::int64_t mask() const noexcept { return mask_; }
+        std::atomic<T>* slots() noexcept { return slots_.get(); }
         std::atomic<T>& at(std::int64_t index) noexcept {
             return slots_[static_cast<std::size_t>(index & mask_)];
         }
@@ -100,7 +104,21 @@ class ChaseLevDeque {
         std::unique_ptr<std::atomic<T>[]> slots_;
     };
 
-    Buffer* grow(Buffer* old, std::int64_t top, std::int64_t bottom);
+    void grow(std::int64_t top, std::int64_t bottom);
+
+    // The owner's side (see owner_bottom_ below).
+    std::atomic<T>& owner_slot(std::int64_t index) noexcept {
+        return owner_slots_[static_cast<std::size_t>(index & owner_mask_)];
+    }
+    void use_buffer(Buffer* buf) noexcept {
+        owner_mask_ = buf->mask();
+        owner_slots_ = buf->slots();
+    }
+    // Stores bottom, keeping the owner's copy equal to it.
+    void set_bottom(std::int64_t value, std::memory_order order) noexcept {
+        owner_bottom_ = value;
+        bottom_.store(value, order);
+    }
 
     // top: the oldest item's index; written only by successful CASes (thieves, or the owner
     // taking the last item). On a cache line of its own: thieves hammer it.
@@ -109,6 +127,15 @@ class ChaseLevDeque {
     // on the same line: a thief reads both in every steal.
     alignas(64) std::atomic<std::int64_t> bottom_{0};
     std::atomic<Buffer*> buffer_{nullptr};
+    // The owner's private view: its own copy of bottom_ and of the live buffer's geometry.
+    // Plain variables that only the owner reads and writes: it is the only writer of bottom_
+    // and buffer_, so the copies are always current. Reading them instead of the atomics
+    // spares push and pop a chain of dependent loads (bottom_, then buffer_, then the buffer's
+    // mask and slots) that would otherwise have to wait for pop's seq_cst store to complete:
+    // that chain made a push+pop pair twice as slow (bench_lesson04, owner_push_pop).
+    alignas(64) std::int64_t owner_bottom_ = 0;
+    std::int64_t owner_mask_ = 0;
+    std::atomic<T>* owner_slots_ = nullptr;
     // Owner only: every buffer this deque ever used, the live one last. Retired buffers are
     // freed only by the destructor (see grow() for why, and for the bound on their size).
     std::vector<std::unique_ptr<Buffer>> buffers_;
@@ -116,53 +143,42 @@ class ChaseLevDeque {
 
 template <typename T>
 void ChaseLevDeque<T>::push(T item) {
-    // TODO(exercise 1): store `item` in the slot of index bottom, then advance bottom by one.
-    // If the ring is full (bottom - top == capacity), call grow(buf, top, bottom) first: it
-    // returns the bigger buffer (exercise 4). Use std::memory_order_relaxed on every atomic
-    // operation for now; exercise 3 chooses the orders.
+    // TODO(exercise 1): with b = owner_bottom_ and t = top_, store `item` in owner_slot(b),
+    // then set_bottom(b + 1, ...). If the ring is full (b - t > owner_mask_), call grow(t, b)
+    // first (exercise 4). Use std::memory_order_relaxed on every atomic operation for now;
+    // exercise 3 chooses the orders.
     (void)item;
     throw ws::NotImplemented("lesson 04, exercise 1: ChaseLevDeque::push");
 }
 
 template <typename T>
 std::optional<T> ChaseLevDeque<T>::pop() {
-    // TODO(exercise 1): take the newest item. Reserve it first (store bottom = b - 1), then
-    // read top: if the deque was empty (top > b), put bottom back to b + 1 and return nothing;
-    // otherwise return the item at index b.
+    // TODO(exercise 1): take the newest item. Reserve it first, set_bottom(b, ...) with
+    // b = owner_bottom_ - 1, then read top_: if the deque was empty (top > b), put bottom back
+    // to b + 1 and return nothing; otherwise return the item in owner_slot(b).
     // TODO(exercise 2): when top == b this is the last item and a thief may be taking it right
-    // now: let one CAS on top (from b to b + 1) decide who gets it, and put bottom back to
+    // now: let one CAS on top_ (from b to b + 1) decide who gets it, and put bottom back to
     // b + 1 either way.
     throw ws::NotImplemented("lesson 04, exercise 1: ChaseLevDeque::pop");
 }
 
 template <typename T>
 ws::Steal<T> ChaseLevDeque<T>::steal() {
-    // TODO(exercise 1): take the oldest item: read top, then bottom; if top >= bottom return
-    // Steal<T>::empty(); otherwise read the item at index top, advance top and return
-    // Steal<T>::success(item).
-    // TODO(exercise 2): other thieves and the owner race for the same index: advance top with
+    // TODO(exercise 1): take the oldest item: read top_, then bottom_; if top >= bottom return
+    // Steal<T>::empty(); otherwise read the item at index top in buffer_ (->at(top)), advance
+    // top_ and return Steal<T>::success(item). (A thief must not use the owner_ variables.)
+    // TODO(exercise 2): other thieves and the owner race for the same index: advance top_ with
     // one compare_exchange_strong from t to t + 1, and return Steal<T>::retry() if it fails.
     // Which must come first, reading the slot or the CAS?
     throw ws::NotImplemented("lesson 04, exercise 1: ChaseLevDeque::steal");
 }
 
-// Owner only, from push() when the ring is full: a buffer twice the size with the live range
-// [top, bottom) copied over, published with a release store.
-//
-// The old buffer is not freed here: a thief may have loaded the old pointer in steal() and not
-// read its slot yet; freeing it now would be a use-after-free. The owner never writes to a
-// retired buffer again, so such a late thief still reads the right item there, and its CAS on
-// top decides as usual. Reclaiming earlier needs hazard pointers or epochs, which would put a
-// cost on every steal; keeping them is cheap because growth is geometric: the retired buffers
-// have capacities c, 2c, ..., 2^(k-1)c for a live buffer of 2^k c, so together they hold
-// (2^k - 1)c < 2^k c slots — always less than the live buffer. A deque never holds more than
-// twice its live buffer, i.e. less than four times its high-water mark (plus the initial c).
+// Owner only, from push() when the ring is full.
 template <typename T>
-auto ChaseLevDeque<T>::grow(Buffer* old, std::int64_t top, std::int64_t bottom) -> Buffer* {
-    // TODO(exercise 4): allocate a buffer of twice old's capacity, copy every index in
-    // [top, bottom) to the same index in it, keep it in buffers_ (the old one stays there too)
-    // and publish it in buffer_. Return it.
-    (void)old;
+void ChaseLevDeque<T>::grow(std::int64_t top, std::int64_t bottom) {
+    // TODO(exercise 4): make a Buffer of twice the live one's capacity (buffers_.back()), copy
+    // every index in [top, bottom) to the same index in it, append it to buffers_ (the old one
+    // stays there: why?), publish it in buffer_ and switch the owner's view with use_buffer().
     (void)top;
     (void)bottom;
     throw ws::NotImplemented("lesson 04, exercise 4: ChaseLevDeque::grow");

@@ -37,6 +37,28 @@ bool spin_until(Pred done, Clock::time_point deadline) {
     }
 }
 
+// A thief's loop: steals from `deque` and hands every item to `take`, until a steal finds the
+// deque empty after `owner_done()` had become true (the owner then only pops), or the deadline
+// passed. While the deque is empty it yields now and then, so that with more threads than
+// cores the owner gets to run.
+template <typename Deque, typename Done, typename Take>
+void steal_until_done(Deque& deque, Done owner_done, Clock::time_point deadline, Take take) {
+    for (std::uint32_t empty_streak = 0;;) {
+        const bool done = owner_done();  // before the steal: then "empty" is final
+        auto s = deque.steal();
+        if (s.is_success()) {
+            take(s.value());
+            empty_streak = 0;
+        } else if (s.is_empty()) {
+            if (done) return;
+            if (++empty_streak % 64 == 0) {
+                if (Clock::now() > deadline) return;
+                std::this_thread::yield();
+            }
+        }
+    }
+}
+
 struct RaceResult {
     std::uint64_t rounds = 0;      // rounds run
     std::uint64_t owner_took = 0;  // items the owner's pop got

@@ -54,16 +54,12 @@ TEST(Lesson04Ex2, OneThiefSeesTheOwnersPushesInOrder) {
     Sequence thief_saw;
     const auto deadline = Clock::now() + 20s * slowdown();
     std::thread thief([&] {
-        for (;;) {
-            auto s = d.steal();
-            if (s.is_success()) {
-                thief_saw.add(s.value(), /*increasing=*/true);
-                seen.mark(s.value());
-            } else if (s.is_empty() &&
-                       (owner_done.load(std::memory_order_acquire) || Clock::now() > deadline)) {
-                return;
-            }
-        }
+        lesson04_testing::steal_until_done(
+            d, [&] { return owner_done.load(std::memory_order_acquire); }, deadline,
+            [&](auto v) {
+                thief_saw.add(v, /*increasing=*/true);
+                seen.mark(v);
+            });
     });
     for (std::uint64_t i = 1; i <= n; ++i)
         d.push(i);
@@ -91,16 +87,12 @@ TEST(Lesson04Ex2, ThiefReadsItsItemBeforeTheOwnerReusesTheSlot) {
     Sequence thief_saw;
     const auto deadline = Clock::now() + 20s * slowdown();
     std::thread thief([&] {
-        for (;;) {
-            auto s = d.steal();
-            if (s.is_success()) {
-                thief_saw.add(s.value(), true);
-                seen.mark(s.value());
-            } else if (s.is_empty() &&
-                       (owner_done.load(std::memory_order_acquire) || Clock::now() > deadline)) {
-                return;
-            }
-        }
+        lesson04_testing::steal_until_done(
+            d, [&] { return owner_done.load(std::memory_order_acquire); }, deadline,
+            [&](auto v) {
+                thief_saw.add(v, true);
+                seen.mark(v);
+            });
     });
     bool timed_out = false;
     for (std::uint64_t i = 1; i <= n && !timed_out; ++i) {

@@ -55,15 +55,9 @@ TEST(Lesson04Ex3, WhoeverTakesAnItemSeesWhatTheOwnerWroteBeforePushingIt) {
     std::vector<std::thread> thieves;
     for (int k = 0; k < kThieves; ++k) {
         thieves.emplace_back([&] {
-            for (;;) {
-                auto s = d.steal();
-                if (s.is_success()) {
-                    consume(s.value());
-                } else if (s.is_empty() && (owner_done.load(std::memory_order_acquire) ||
-                                            Clock::now() > deadline)) {
-                    return;
-                }
-            }
+            lesson04_testing::steal_until_done(
+                d, [&] { return owner_done.load(std::memory_order_acquire); }, deadline,
+                [&](auto v) { consume(v); });
         });
     }
     for (std::uint64_t i = 0; i < n; ++i) {
