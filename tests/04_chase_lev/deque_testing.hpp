@@ -37,6 +37,18 @@ bool spin_until(Pred done, Clock::time_point deadline) {
     }
 }
 
+// Calls every operation once on a scratch deque, growth too if asked. Concurrent tests call it
+// first, so that an unfinished exercise throws ws::NotImplemented in the test's own thread —
+// a clean failure that names the exercise — rather than while other threads are running.
+inline void call_each_operation_once(bool grow) {
+    ws::lesson04::ChaseLevDeque<std::uint64_t> d(2);
+    d.push(1);
+    d.push(2);
+    if (grow) d.push(3);
+    (void)d.pop();
+    (void)d.steal();
+}
+
 // A thief's loop: steals from `deque` and hands every item to `take`, until a steal finds the
 // deque empty after `owner_done()` had become true (the owner then only pops), or the deadline
 // passed. While the deque is empty it yields now and then, so that with more threads than
@@ -79,6 +91,7 @@ inline RaceResult race_rounds(std::size_t items, std::uint64_t rounds,
                               std::chrono::milliseconds budget) {
     constexpr std::size_t kMaxItems = 4;
     using Deque = ws::lesson04::ChaseLevDeque<std::uint64_t>;
+    call_each_operation_once(/*grow=*/false);
     Deque deque(8);
     std::array<std::atomic<std::uint32_t>, kMaxItems> taken{};
     std::atomic<std::uint64_t> round_started{0};

@@ -47,6 +47,7 @@ struct Sequence {
 TEST(Lesson04Ex2, OneThiefSeesTheOwnersPushesInOrder) {
     // The owner pushes 1..N in order while one thief steals: steal is FIFO, so the thief sees
     // an increasing sequence; the owner then pops what is left. Every item exactly once.
+    lesson04_testing::call_each_operation_once(/*grow=*/false);
     const std::uint64_t n = 400'000 / static_cast<std::uint64_t>(slowdown());
     Deque d(static_cast<std::size_t>(n));  // never full: no growth
     ws::testing::ExactlyOnce seen(n + 1);
@@ -80,6 +81,7 @@ TEST(Lesson04Ex2, ThiefReadsItsItemBeforeTheOwnerReusesTheSlot) {
     // A ring of 4 slots kept full: the owner pushes the next item as soon as a thief's steal
     // makes room, into the very slot that thief just took its item from. A thief that reads
     // its slot only after its CAS can find the next item there instead of its own.
+    lesson04_testing::call_each_operation_once(/*grow=*/false);
     const std::uint64_t n = 1'000'000 / static_cast<std::uint64_t>(slowdown());
     Deque d(4);
     ws::testing::ExactlyOnce seen(n + 1);
@@ -116,6 +118,7 @@ TEST(Lesson04Ex2, StampedeOwnerPopsWhileThreeThievesSteal) {
     // A pre-filled deque; then the owner pops while three thieves steal, all at once. Thieves
     // take from the old end (each sees an increasing sequence), the owner from the new end
     // (decreasing), and together they take every item exactly once.
+    lesson04_testing::call_each_operation_once(/*grow=*/false);
     constexpr int kThieves = 3;
     const std::uint64_t n = 200'000 / static_cast<std::uint64_t>(slowdown());
     const std::uint64_t rounds = 40;

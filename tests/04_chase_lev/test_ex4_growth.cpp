@@ -137,6 +137,7 @@ TEST(Lesson04Ex4, ModelTestAgainstStdDequeFromCapacityTwo) {
 TEST(Lesson04Ex4, ExactlyOnceUnderMixedOperationsWithManyGrowths) {
     // The owner pushes in bursts and pops now and then, starting from capacity 2, while two
     // thieves steal: every item is taken exactly once, across many growths.
+    lesson04_testing::call_each_operation_once(/*grow=*/true);
     constexpr int kThieves = 2;
     const std::uint64_t n = 300'000 / static_cast<std::uint64_t>(slowdown());
     Deque d(2);
@@ -178,6 +179,7 @@ TEST(Lesson04Ex4, GrowthWhileThievesSteal) {
     // afterwards: the old buffer must still be alive then (under --asan a freed one is
     // reported), and still hold the right item. Every item is taken exactly once, and each
     // thief's steals increase.
+    lesson04_testing::call_each_operation_once(/*grow=*/true);
     constexpr int kThieves = 2;
     constexpr std::uint64_t kItems = 1024;
     // A freed old buffer is only read when a thief is held up (preempted, say) in the few
