@@ -3,6 +3,7 @@ print each workload's contenders side by side as medians and ratios."""
 from __future__ import annotations
 
 import json
+import subprocess
 from collections import defaultdict
 from pathlib import Path
 
@@ -23,9 +24,17 @@ def run_benchmark(binary: str, out_json: Path, *, repetitions: int, min_time: fl
            "--benchmark_report_aggregates_only=true"]
     if bench_filter:
         cmd.append(f"--benchmark_filter={bench_filter}")
-    result = b.run(cmd, quiet=False)
-    if result.returncode != 0:
-        raise b.BuildError(f"{binary} failed (exit code {result.returncode})")
+    b.progress(f"running {binary} ({repetitions} repetitions of each benchmark; the medians "
+               "are compared) ...")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    tail = []
+    for line in proc.stdout:
+        tail = (tail + [line])[-20:]
+        if "_median" in line or (repetitions == 1 and "/" in line and " ms " in line):
+            b.progress("  done: " + line.split()[0].replace("/real_time_median", "").replace("/real_time", "")
+                       .replace("_median", ""))
+    if proc.wait() != 0:
+        raise b.BuildError(f"{binary} failed (exit code {proc.returncode}):\n" + "".join(tail))
     return json.loads(out_json.read_text())
 
 
