@@ -62,9 +62,13 @@ def fmt_ms(ms: float) -> str:
     return f"{ms} ms"
 
 
+def contenders_of(table: dict[str, dict[str, float]]) -> list[str]:
+    return sorted({c for row in table.values() for c in row},
+                  key=lambda c: (ORDER.index(c) if c in ORDER else 99, c))
+
+
 def print_table(table: dict[str, dict[str, float]], reference: str | None) -> None:
-    contenders = sorted({c for row in table.values() for c in row},
-                        key=lambda c: (ORDER.index(c) if c in ORDER else 99, c))
+    contenders = contenders_of(table)
     header = f"{'workload':<14}" + "".join(f"{c:>18}" for c in contenders)
     print("\nmedian wall time per run" +
           (f"; in brackets, the ratio to {reference}" if reference else ""))

@@ -6,7 +6,7 @@ import shutil
 import subprocess
 import sys
 
-from . import benchmarks, build as b, check, hints, testing
+from . import benchmarks, build as b, charts, check, hints, testing
 from .lessons import ROOT, UsageError, all_lessons, find_lesson, lesson_list_text
 
 EPILOG = """\
@@ -76,9 +76,24 @@ def cmd_bench(args) -> int:
                                       repetitions=args.repetitions, min_time=args.min_time,
                                       bench_filter=args.filter)
     previous = f"lesson{lesson.number - 1:02d}" if lesson.number > 0 else "sequential"
-    benchmarks.print_table(benchmarks.medians(report), reference=previous)
-    print(f"\nfull results: {out.relative_to(ROOT)}")
+    table = benchmarks.medians(report)
+    benchmarks.print_table(table, reference=previous)
+    _finish_bench_output(table, previous, f"Lesson {lesson.nn} against its peers", out,
+                         args.save_to_book)
     return 0
+
+
+def _finish_bench_output(table, reference: str, title: str, out_json, save: bool) -> None:
+    """Writes the chart next to the JSON and, with --save-to-book, copies both into the book."""
+    svg = charts.write_chart(table, benchmarks.contenders_of(table), reference, title,
+                             out_json.with_suffix(".svg"))
+    print(f"\nfull results: {out_json.relative_to(ROOT)}\nchart: {svg.relative_to(ROOT)}")
+    if save:
+        dest = ROOT / "book" / "src" / "charts"
+        dest.mkdir(parents=True, exist_ok=True)
+        for f in (out_json, svg):
+            shutil.copyfile(f, dest / f.name)
+        print(f"saved to {dest.relative_to(ROOT)}/ for the book")
 
 
 def cmd_tour(args) -> int:
@@ -89,7 +104,8 @@ def cmd_tour(args) -> int:
     table = benchmarks.medians(report)
     reference = "onetbb" if any("onetbb" in row for row in table.values()) else "sequential"
     benchmarks.print_table(table, reference=reference)
-    print(f"\nfull results: {out.relative_to(ROOT)}")
+    _finish_bench_output(table, reference, "The tour: every lesson against the peers", out,
+                         args.save_to_book)
     return 0
 
 
@@ -165,6 +181,8 @@ def parser() -> argparse.ArgumentParser:
         s.add_argument("--repetitions", type=int, default=3, help="runs per benchmark (median)")
         s.add_argument("--min-time", type=float, default=0.2, help="seconds per repetition")
         s.add_argument("--filter", help="only benchmarks matching this regex")
+        s.add_argument("--save-to-book", action="store_true",
+                       help="copy the JSON and the SVG chart to book/src/charts/")
         s.set_defaults(func=func)
 
     c = sub.add_parser("check", help="everything CI checks (both directions, sanitizers, book)")
