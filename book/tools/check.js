@@ -49,7 +49,7 @@ function readPage(page) {
     const content = document.querySelector('.page-inner') || document.body;
     return {
       html: document.documentElement.outerHTML,
-      text: content.innerText,
+      text: content.textContent,
       links: [...document.querySelectorAll('a[href]')].map((a) => a.href),
       ids: [...document.querySelectorAll('[id], a[name]')].map((e) => e.id || e.getAttribute('name')),
       code: [...content.querySelectorAll('pre code')].map((c) => ({
@@ -88,8 +88,9 @@ function checkIncludes(chapter, text) {
   for (const inc of expected.includesOf(chapter.source)) {
     const line = inc.firstLine && expected.normalizeSpace(inc.firstLine);
     const ok = Boolean(line) && pageText.includes(line);
+    const shown = line && line.length > 60 ? `${line.slice(0, 57)}...` : line;
     report(ok, `included snippet shown: ${chapter.page} ${inc.directive}` +
-      (ok ? '' : ` — expected to see "${line}"`));
+      (ok ? ` — "${shown}"` : ` — expected to see "${line}"`));
   }
 }
 

@@ -3,8 +3,10 @@
 // Turns the mdBook source (book.toml + src/) into a folder HonKit can build (.staging/):
 //   1. copies src/ to .staging/
 //   2. expands {{#include ...}} in every Markdown file (paths relative to the source file)
-//   3. shields each page from HonKit's Nunjucks templating, so `{{` and `{%` mean nothing there
-//   4. rewrites SUMMARY.md into HonKit's dialect and writes book.json from book.toml
+//   3. renders the Markdown inside <details> blocks, as CommonMark (and so mdBook) does
+//   4. shields each page from HonKit's Nunjucks templating, so `{{` and `{%` mean nothing there
+//   5. rewrites SUMMARY.md into HonKit's dialect and writes book.json from book.toml
+//   6. gathers book.toml's additional-css into styles/website.css, which HonKit's theme loads
 // Any missing file, anchor or chapter stops the build with a message that names it.
 //
 // Usage: node tools/preprocess.js [--out DIR]    (DIR defaults to book/.staging)
@@ -14,6 +16,7 @@ const path = require('node:path');
 const { expandIncludes, IncludeError } = require('./lib/include');
 const { parseSummary, toHonkitSummary } = require('./lib/summary');
 const { readBookToml, toBookJson } = require('./lib/config');
+const { renderDetails } = require('./lib/details');
 
 const RAW_START = '{% raw %}';
 const RAW_END = '{% endraw %}';
@@ -59,11 +62,23 @@ function preprocess(bookDir, outDir) {
     const displayName = path.relative(bookDir, source);
     try {
       const expanded = expandIncludes(fs.readFileSync(source, 'utf8'), source, displayName);
-      fs.writeFileSync(path.join(outDir, relative), shieldFromTemplating(expanded, displayName));
+      const page = shieldFromTemplating(renderDetails(expanded), displayName);
+      fs.writeFileSync(path.join(outDir, relative), page);
     } catch (err) {
       if (!(err instanceof IncludeError)) throw err;
       errors.push(err.message);
     }
+  }
+
+  const css = [];
+  for (const file of config.additionalCss) {
+    const full = path.resolve(bookDir, file);
+    if (fs.existsSync(full)) css.push(`/* ${file} */\n${fs.readFileSync(full, 'utf8')}`);
+    else errors.push(`book.toml: additional-css names missing file ${file}`);
+  }
+  if (css.length > 0) {
+    fs.mkdirSync(path.join(outDir, 'styles'), { recursive: true });
+    fs.writeFileSync(path.join(outDir, 'styles', 'website.css'), css.join('\n'));
   }
 
   fs.writeFileSync(path.join(outDir, 'SUMMARY.md'), toHonkitSummary(summaryText));

@@ -5,17 +5,22 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { parse } = require('smol-toml');
 
-/** Returns { title, authors, description, language, src } with mdBook's defaults filled in. */
+/**
+ * Returns { title, authors, description, language, src, additionalCss } with mdBook's defaults
+ * filled in. `additionalCss` lists paths relative to the book's folder, as in mdBook.
+ */
 function readBookToml(bookDir) {
   const file = path.join(bookDir, 'book.toml');
   const toml = parse(fs.readFileSync(file, 'utf8'));
   const book = toml.book || {};
+  const html = (toml.output && toml.output.html) || {};
   return {
     title: book.title || 'Untitled',
     authors: Array.isArray(book.authors) ? book.authors : [],
     description: book.description || '',
     language: book.language || 'en',
     src: book.src || 'src',
+    additionalCss: html['additional-css'] || [],
   };
 }
 

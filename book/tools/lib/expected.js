@@ -31,16 +31,43 @@ function chapters(bookDir) {
   });
 }
 
-/** For every {{#include}} in a chapter: { directive, firstLine } (first non-empty line). */
+// The text a reader sees for one line of Markdown: no tags, no inline markup, no list marker.
+function visibleText(line) {
+  return line
+    .replace(/<[^>]*>/g, '')
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/^\s*(#{1,6}\s|>\s?|[-*+]\s|\d+\.\s)/, '')
+    .replace(/`|\*\*/g, '')
+    .trim();
+}
+
+/**
+ * For every {{#include}} in a chapter: { directive, inCode, firstLine }, where firstLine is the
+ * first thing of the included text a reader should find on the page: its first non-empty line
+ * when the include sits in a code block, else the first line of Markdown with visible text.
+ */
 function includesOf(sourceFile) {
   const text = fs.readFileSync(sourceFile, 'utf8');
   const found = [];
   for (const match of text.matchAll(INCLUDE)) {
+    const inCode = insideFence(text.slice(0, match.index));
     const expanded = expandIncludes(match[0], sourceFile, path.basename(sourceFile));
-    const firstLine = expanded.split('\n').map((l) => l.trim()).find((l) => l !== '');
-    found.push({ directive: match[0], firstLine: firstLine || null });
+    const lines = expanded.split('\n').map((l) => (inCode ? l.trim() : visibleText(l)));
+    found.push({ directive: match[0], inCode, firstLine: lines.find((l) => l !== '') || null });
   }
   return found;
+}
+
+// True when the text before a position leaves a fenced code block open.
+function insideFence(before) {
+  let fence = null;
+  for (const line of before.split('\n').slice(0, -1)) {
+    const f = line.match(/^\s{0,3}(`{3,}|~{3,})/);
+    if (!f) continue;
+    if (!fence) fence = f[1];
+    else if (f[1][0] === fence[0] && f[1].length >= fence.length) fence = null;
+  }
+  return fence !== null;
 }
 
 // highlight.js, as HonKit's default highlight plugin loads it.
@@ -66,5 +93,5 @@ function normalizeSpace(text) {
 }
 
 module.exports = {
-  chapters, includesOf, loadHighlightJs, highlightExpectation, normalizeSpace, pageUrlPath,
+  chapters, includesOf, visibleText, loadHighlightJs, highlightExpectation, normalizeSpace, pageUrlPath,
 };

@@ -1,5 +1,5 @@
 'use strict';
-// A minimal static file server for the built book, bound to 127.0.0.1 on a free port.
+// A minimal static file server for the built book, bound to 127.0.0.1.
 
 const fs = require('node:fs');
 const http = require('node:http');
@@ -38,8 +38,8 @@ function resolveFile(root, urlPath) {
   }
 }
 
-/** Serves `dir`; resolves to { url, close() } once listening. */
-function serve(dir) {
+/** Serves `dir` on 127.0.0.1:`port` (0: a free port); resolves to { url, close() } once listening. */
+function serve(dir, port = 0) {
   const root = path.resolve(dir);
   const server = http.createServer((req, res) => {
     const urlPath = new URL(req.url, 'http://127.0.0.1').pathname;
@@ -56,7 +56,7 @@ function serve(dir) {
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(port, '127.0.0.1', () => {
       const { port } = server.address();
       resolve({
         url: `http://127.0.0.1:${port}/`,
