@@ -5,8 +5,9 @@ import argparse
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
-from . import benchmarks, build as b, charts, check, hints, testing
+from . import benchmarks, build as b, charts, check, classroom, export, grading, hints, testing, watch
 from .lessons import ROOT, UsageError, all_lessons, find_lesson, lesson_list_text
 
 EPILOG = """\
@@ -37,6 +38,8 @@ def cmd_test(args) -> int:
     lesson = find_lesson(args.lesson)
     if args.exercise is not None:
         lesson.exercise(args.exercise)
+    if args.solution and export.is_student_edition():
+        raise UsageError("this is the student edition: it has no solutions/ to test")
     preset = "tsan" if args.tsan else "asan" if args.asan else "default"
     kind = "solution" if args.solution else "starter"
     where = "solutions" if args.solution else "lessons"
@@ -110,7 +113,42 @@ def cmd_tour(args) -> int:
 
 
 def cmd_check(args) -> int:
+    if export.is_student_edition():
+        print("student edition: check grades your code in every lesson (no solutions here)")
+        return grading.run_grade(None, ROOT / "reports", threshold=100, tsan=not args.quick,
+                                 solution=False)
     return check.run_check(quick=args.quick)
+
+
+def cmd_grade(args) -> int:
+    if args.solution and export.is_student_edition():
+        raise UsageError("this is the student edition: it has no solutions/ to grade")
+    return grading.run_grade(args.lessons, Path(args.out).resolve(), threshold=args.threshold,
+                             tsan=not args.no_tsan, solution=args.solution)
+
+
+def cmd_export_student(args) -> int:
+    return export.export_student(Path(args.dir))
+
+
+def cmd_classroom_workflow(_args) -> int:
+    print(classroom.workflow(all_lessons()), end="")
+    return 0
+
+
+def cmd_watch(args) -> int:
+    lesson = find_lesson(args.lesson)
+    ns = argparse.Namespace(lesson=args.lesson, exercise=args.exercise, solution=False,
+                            tsan=False, asan=False, verbose=False, jobs=2)
+
+    def run_once() -> int:
+        try:
+            return cmd_test(ns)
+        except b.BuildError as e:  # keep watching: the next save may fix it
+            print(f"workshop: {e}", file=sys.stderr)
+            return 1
+
+    return watch.watch(lesson, run_once)
 
 
 def cmd_status(_args) -> int:
@@ -188,6 +226,27 @@ def parser() -> argparse.ArgumentParser:
     c = sub.add_parser("check", help="everything CI checks (both directions, sanitizers, book)")
     c.add_argument("--quick", action="store_true", help="skip ASan, benchmarks and the book")
     c.set_defaults(func=cmd_check)
+
+    g = sub.add_parser("grade", help="grade the starter code: JSON, Markdown and JUnit reports")
+    g.add_argument("--lessons", help="which lessons, e.g. 1-4 or 0,2 (default: all)")
+    g.add_argument("--out", default="reports", help="folder for the reports (default reports/)")
+    g.add_argument("--threshold", type=float, default=100.0,
+                   help="total score (0-100) needed for exit code 0 (default 100)")
+    g.add_argument("--no-tsan", action="store_true", help="skip the ThreadSanitizer run")
+    g.add_argument("--solution", action="store_true", help="grade the reference solutions")
+    g.set_defaults(func=cmd_grade)
+
+    e = sub.add_parser("export-student", help="a copy for students, without the solutions")
+    e.add_argument("dir", help="a new, empty folder outside this repository")
+    e.set_defaults(func=cmd_export_student)
+
+    sub.add_parser("classroom-workflow", help="print the GitHub Classroom autograding workflow "
+                   "(.github/workflows/classroom.yml)").set_defaults(func=cmd_classroom_workflow)
+
+    w = sub.add_parser("watch", help="re-run a lesson's tests whenever its files change")
+    w.add_argument("lesson")
+    w.add_argument("--exercise", "-e", type=int)
+    w.set_defaults(func=cmd_watch)
 
     sub.add_parser("status", help="progress per exercise from your last runs").set_defaults(
         func=cmd_status)
