@@ -114,10 +114,12 @@ class ChaseLevDeque {
         owner_mask_ = buf->mask();
         owner_slots_ = buf->slots();
     }
-    // Stores bottom, keeping the owner's copy equal to it.
+    // Stores bottom, keeping the owner's copy equal to it. (The copy is written after the
+    // atomic store, so that a compiler can keep it in a register up to the next atomic
+    // operation: the pop that follows a push then needs no load at all.)
     void set_bottom(std::int64_t value, std::memory_order order) noexcept {
-        owner_bottom_ = value;
         bottom_.store(value, order);
+        owner_bottom_ = value;
     }
 
     // top: the oldest item's index; written only by successful CASes (thieves, or the owner
