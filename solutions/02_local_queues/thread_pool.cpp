@@ -26,7 +26,7 @@ thread_local WorkerIdentity tl_worker;
 // bounds both how late a sleeping worker notices new work and what an idle pool costs. A
 // wake-up costs 20-40 us of CPU on the 2-core VM this was measured on (mostly the sleep
 // itself, not the look into the queues), so 2 idle workers waking every 8 ms use about 1% of
-// a core (tests/02_local_queues: AnIdlePoolSleeps). Lesson 05 replaces the sleeps with parking.
+// a core (the AnIdlePoolSleeps tests). Lesson 05 replaces the sleeps with parking.
 constexpr unsigned kSpinRounds = 64;
 constexpr unsigned kYieldRounds = 64;
 constexpr std::chrono::microseconds kMinSleep{16};

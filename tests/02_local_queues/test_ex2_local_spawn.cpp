@@ -14,6 +14,7 @@
 
 #include <ws/testing/exactly_once.hpp>
 #include <ws/testing/pool_checks.hpp>
+#include <ws/testing/task_trees.hpp>
 #include <ws/testing/wait.hpp>
 
 #include "exercises.hpp"
@@ -74,25 +75,12 @@ TEST(Lesson02Ex2, EveryOneOf200000TasksRunsExactlyOnce) {
     EXPECT_EQ(pool.stats().executed(), kParents * kPerParent);
 }
 
-namespace {
-void tree(ThreadPool& pool, std::atomic<std::uint64_t>& nodes, unsigned depth) {
-    nodes.fetch_add(1, std::memory_order_relaxed);
-    if (depth == 0) return;
-    pool.spawn([&pool, &nodes, depth] { tree(pool, nodes, depth - 1); });
-    pool.spawn([&pool, &nodes, depth] { tree(pool, nodes, depth - 1); });
-}
-}  // namespace
-
 TEST(Lesson02Ex2, TheSpawnTreeCountsExactly) {
-    constexpr unsigned kDepth = 15;
-    constexpr std::uint64_t kNodes = (std::uint64_t{2} << kDepth) - 1;  // 65,535
+    constexpr unsigned kDepth = 15;  // 65,535 tasks
     for (std::size_t workers : {1, 2, 4}) {
-        std::atomic<std::uint64_t> nodes{0};
-        ThreadPool pool(workers);
-        pool.spawn([&] { tree(pool, nodes, kDepth); });
-        pool.wait_idle();
-        EXPECT_EQ(nodes.load(), kNodes) << "with " << workers << " workers";
-        EXPECT_EQ(pool.stats().executed(), kNodes) << "with " << workers << " workers";
+        EXPECT_EQ(ws::testing::count_binary_tree<ThreadPool>(workers, kDepth),
+                  ws::testing::binary_tree_nodes(kDepth))
+            << "with " << workers << " workers";
     }
 }
 

@@ -11,6 +11,7 @@
 
 #include <ws/testing/exactly_once.hpp>
 #include <ws/testing/stress.hpp>
+#include <ws/testing/task_trees.hpp>
 #include <ws/testing/wait.hpp>
 
 #include "exercises.hpp"
@@ -77,21 +78,6 @@ TEST(Lesson02Ex3, AOneWorkerPoolNeverSteals) {
     EXPECT_EQ(s.steals, 0u);
 }
 
-namespace {
-// A random tree: each node spawns 0..3 children until `budget` runs out; ids are unique.
-void random_tree(ThreadPool& pool, ws::testing::ExactlyOnce& seen, std::atomic<std::size_t>& next,
-                 std::uint64_t seed) {
-    const std::size_t id = next.fetch_add(1, std::memory_order_relaxed);
-    if (id >= seen.size()) return;  // out of ids: this node does not count, nor its children
-    seen.mark(id);
-    std::uint64_t x = seed * 0x9E3779B97F4A7C15u + id + 1;
-    x ^= x >> 29;
-    const unsigned children = static_cast<unsigned>(x % 4);
-    for (unsigned c = 0; c < children; ++c)
-        pool.spawn([&pool, &seen, &next, seed = x + c] { random_tree(pool, seen, next, seed); });
-}
-}  // namespace
-
 TEST(Lesson02Ex3, EveryTaskRunsExactlyOnceWhileFourWorkersSteal) {
     // More workers than cores, random trees started from outside: every worker steals from
     // every other.
@@ -101,15 +87,7 @@ TEST(Lesson02Ex3, EveryTaskRunsExactlyOnceWhileFourWorkersSteal) {
     const auto rounds =
         ws::testing::stress(40, 5s * slowdown(), [&](std::mt19937_64& rng, std::uint64_t) {
             ws::testing::ExactlyOnce seen(kTasks);
-            std::atomic<std::size_t> next{0};
-            // Enough roots that the ids run out: every id is used exactly once.
-            while (next.load() < kTasks) {
-                for (int r = 0; r < 64; ++r)
-                    pool.spawn([&pool, &seen, &next, seed = rng()] {
-                        random_tree(pool, seen, next, seed);
-                    });
-                pool.wait_idle();
-            }
+            ws::testing::run_random_trees(pool, seen, rng);
             ASSERT_TRUE(seen.verify());
             total_steals = pool.stats().steals;
         });
