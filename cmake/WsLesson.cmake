@@ -3,7 +3,8 @@
 # Registers lesson NN, whose folders are lessons/NN_topic (starter), solutions/NN_topic and
 # tests/NN_topic:
 #   ws_lessonNN            library: the starter code, with its folder on the include path
-#   ws_lessonNN_solution   library: the reference solution, same headers and namespace
+#   ws_lessonNN_solution   library: the reference solution, same headers and namespace (not in
+#                          the student edition, which has no solutions/)
 #   ws_lessonNN_tests, ws_lessonNN_solution_tests
 #                          the lesson's tests built against each; CTest names them
 #                          lessonNN.starter.<Suite.Test> / lessonNN.solution.<Suite.Test>,
@@ -21,6 +22,9 @@ function(ws_add_lesson number topic)
       set(lib ws_lesson${number}_solution)
     endif()
     if(NOT IS_DIRECTORY ${src_dir})
+      if(kind STREQUAL "solution")
+        continue()  # the student edition has no solutions/
+      endif()
       message(FATAL_ERROR "lesson ${number}: ${src_dir} is missing")
     endif()
 
@@ -43,4 +47,14 @@ function(ws_add_lesson number topic)
       ws_discover_tests(${test_exe} "lesson${number}.${kind}." lesson${number} ${kind})
     endif()
   endforeach()
+endfunction()
+
+# ws_reference_library(out NN): the library that stands for lesson NN in benchmarks — the
+# reference solution, or in the student edition (no solutions/) the student's own code.
+function(ws_reference_library out number)
+  if(TARGET ws_lesson${number}_solution)
+    set(${out} ws_lesson${number}_solution PARENT_SCOPE)
+  else()
+    set(${out} ws_lesson${number} PARENT_SCOPE)
+  endif()
 endfunction()

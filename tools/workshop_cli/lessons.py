@@ -1,4 +1,4 @@
-"""Finding lessons and their exercises: solutions/NN_topic with lessons/NN_topic/lesson.toml."""
+"""Finding lessons and their exercises: lessons/NN_topic with its lesson.toml."""
 from __future__ import annotations
 
 import re
@@ -46,11 +46,11 @@ class Lesson:
 
 def all_lessons(root: Path = ROOT) -> list[Lesson]:
     lessons = []
-    for sol in sorted((root / "solutions").glob("[0-9][0-9]_*")):
-        meta_path = root / "lessons" / sol.name / "lesson.toml"
+    for folder in sorted((root / "lessons").glob("[0-9][0-9]_*")):
+        meta_path = folder / "lesson.toml"
         meta = tomllib.loads(meta_path.read_text()) if meta_path.exists() else {}
         exercises = [Exercise(int(e["number"]), e["title"]) for e in meta.get("exercise", [])]
-        lessons.append(Lesson(int(sol.name[:2]), sol.name, meta.get("title", sol.name[3:]),
+        lessons.append(Lesson(int(folder.name[:2]), folder.name, meta.get("title", folder.name[3:]),
                               meta.get("summary", ""), exercises))
     return lessons
 

@@ -5,8 +5,9 @@ import argparse
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
-from . import benchmarks, build as b, check, hints, testing
+from . import benchmarks, build as b, charts, check, classroom, export, grading, hints, testing, watch
 from .lessons import ROOT, UsageError, all_lessons, find_lesson, lesson_list_text
 
 EPILOG = """\
@@ -37,6 +38,8 @@ def cmd_test(args) -> int:
     lesson = find_lesson(args.lesson)
     if args.exercise is not None:
         lesson.exercise(args.exercise)
+    if args.solution and export.is_student_edition():
+        raise UsageError("this is the student edition: it has no solutions/ to test")
     preset = "tsan" if args.tsan else "asan" if args.asan else "default"
     kind = "solution" if args.solution else "starter"
     where = "solutions" if args.solution else "lessons"
@@ -76,9 +79,24 @@ def cmd_bench(args) -> int:
                                       repetitions=args.repetitions, min_time=args.min_time,
                                       bench_filter=args.filter)
     previous = f"lesson{lesson.number - 1:02d}" if lesson.number > 0 else "sequential"
-    benchmarks.print_table(benchmarks.medians(report), reference=previous)
-    print(f"\nfull results: {out.relative_to(ROOT)}")
+    table = benchmarks.medians(report)
+    benchmarks.print_table(table, reference=previous)
+    _finish_bench_output(table, previous, f"Lesson {lesson.nn} against its peers", out,
+                         args.save_to_book)
     return 0
+
+
+def _finish_bench_output(table, reference: str, title: str, out_json, save: bool) -> None:
+    """Writes the chart next to the JSON and, with --save-to-book, copies both into the book."""
+    svg = charts.write_chart(table, benchmarks.contenders_of(table), reference, title,
+                             out_json.with_suffix(".svg"))
+    print(f"\nfull results: {out_json.relative_to(ROOT)}\nchart: {svg.relative_to(ROOT)}")
+    if save:
+        dest = ROOT / "book" / "src" / "charts"
+        dest.mkdir(parents=True, exist_ok=True)
+        for f in (out_json, svg):
+            shutil.copyfile(f, dest / f.name)
+        print(f"saved to {dest.relative_to(ROOT)}/ for the book")
 
 
 def cmd_tour(args) -> int:
@@ -89,12 +107,48 @@ def cmd_tour(args) -> int:
     table = benchmarks.medians(report)
     reference = "onetbb" if any("onetbb" in row for row in table.values()) else "sequential"
     benchmarks.print_table(table, reference=reference)
-    print(f"\nfull results: {out.relative_to(ROOT)}")
+    _finish_bench_output(table, reference, "The tour: every lesson against the peers", out,
+                         args.save_to_book)
     return 0
 
 
 def cmd_check(args) -> int:
+    if export.is_student_edition():
+        print("student edition: check grades your code in every lesson (no solutions here)")
+        return grading.run_grade(None, ROOT / "reports", threshold=100, tsan=not args.quick,
+                                 solution=False)
     return check.run_check(quick=args.quick)
+
+
+def cmd_grade(args) -> int:
+    if args.solution and export.is_student_edition():
+        raise UsageError("this is the student edition: it has no solutions/ to grade")
+    return grading.run_grade(args.lessons, Path(args.out).resolve(), threshold=args.threshold,
+                             tsan=not args.no_tsan, solution=args.solution)
+
+
+def cmd_export_student(args) -> int:
+    return export.export_student(Path(args.dir))
+
+
+def cmd_classroom_workflow(_args) -> int:
+    print(classroom.workflow(all_lessons()), end="")
+    return 0
+
+
+def cmd_watch(args) -> int:
+    lesson = find_lesson(args.lesson)
+    ns = argparse.Namespace(lesson=args.lesson, exercise=args.exercise, solution=False,
+                            tsan=False, asan=False, verbose=False, jobs=2)
+
+    def run_once() -> int:
+        try:
+            return cmd_test(ns)
+        except b.BuildError as e:  # keep watching: the next save may fix it
+            print(f"workshop: {e}", file=sys.stderr)
+            return 1
+
+    return watch.watch(lesson, run_once)
 
 
 def cmd_status(_args) -> int:
@@ -165,11 +219,34 @@ def parser() -> argparse.ArgumentParser:
         s.add_argument("--repetitions", type=int, default=3, help="runs per benchmark (median)")
         s.add_argument("--min-time", type=float, default=0.2, help="seconds per repetition")
         s.add_argument("--filter", help="only benchmarks matching this regex")
+        s.add_argument("--save-to-book", action="store_true",
+                       help="copy the JSON and the SVG chart to book/src/charts/")
         s.set_defaults(func=func)
 
     c = sub.add_parser("check", help="everything CI checks (both directions, sanitizers, book)")
     c.add_argument("--quick", action="store_true", help="skip ASan, benchmarks and the book")
     c.set_defaults(func=cmd_check)
+
+    g = sub.add_parser("grade", help="grade the starter code: JSON, Markdown and JUnit reports")
+    g.add_argument("--lessons", help="which lessons, e.g. 1-4 or 0,2 (default: all)")
+    g.add_argument("--out", default="reports", help="folder for the reports (default reports/)")
+    g.add_argument("--threshold", type=float, default=100.0,
+                   help="total score (0-100) needed for exit code 0 (default 100)")
+    g.add_argument("--no-tsan", action="store_true", help="skip the ThreadSanitizer run")
+    g.add_argument("--solution", action="store_true", help="grade the reference solutions")
+    g.set_defaults(func=cmd_grade)
+
+    e = sub.add_parser("export-student", help="a copy for students, without the solutions")
+    e.add_argument("dir", help="a new, empty folder outside this repository")
+    e.set_defaults(func=cmd_export_student)
+
+    sub.add_parser("classroom-workflow", help="print the GitHub Classroom autograding workflow "
+                   "(.github/workflows/classroom.yml)").set_defaults(func=cmd_classroom_workflow)
+
+    w = sub.add_parser("watch", help="re-run a lesson's tests whenever its files change")
+    w.add_argument("lesson")
+    w.add_argument("--exercise", "-e", type=int)
+    w.set_defaults(func=cmd_watch)
 
     sub.add_parser("status", help="progress per exercise from your last runs").set_defaults(
         func=cmd_status)

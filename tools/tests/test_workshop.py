@@ -1,0 +1,105 @@
+"""Tests of the workshop tool itself (python3 -m unittest discover -s tools/tests -t .)."""
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+
+from workshop_cli import build, hints  # noqa: E402
+from workshop_cli.lessons import UsageError, all_lessons, find_lesson  # noqa: E402
+
+
+def workshop(*args):
+    return subprocess.run([sys.executable, str(ROOT / "workshop"), *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+
+
+class LessonsTest(unittest.TestCase):
+    def test_every_solution_has_a_starter_with_metadata_and_tests(self):
+        for lesson in all_lessons():
+            self.assertTrue((ROOT / "lessons" / lesson.folder / "lesson.toml").exists(), lesson)
+            self.assertTrue((ROOT / "tests" / lesson.folder).is_dir(), lesson)
+            self.assertGreater(len(lesson.exercises), 0, lesson)
+
+    def test_lesson_numbers_are_accepted_in_several_forms(self):
+        self.assertEqual(find_lesson("1").folder, find_lesson("01").folder)
+        self.assertEqual(find_lesson("01_shared_queue").number, 1)
+
+    def test_an_unknown_lesson_lists_the_lessons(self):
+        with self.assertRaises(UsageError) as ctx:
+            find_lesson("42")
+        self.assertIn("there is no lesson '42'", str(ctx.exception))
+        self.assertIn("One queue and one lock", str(ctx.exception))
+
+    def test_the_cli_answers_an_unknown_lesson_with_exit_2_and_the_list(self):
+        for command in (["test", "42"], ["hint", "42"], ["bench", "x"]):
+            result = workshop(*command)
+            self.assertEqual(result.returncode, 2, command)
+            self.assertIn("The lessons are:", result.stderr)
+
+    def test_an_unknown_exercise_names_the_known_ones(self):
+        result = workshop("hint", "1", "9")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("has no exercise 9", result.stderr)
+
+
+class HintsTest(unittest.TestCase):
+    def test_every_exercise_has_at_least_two_hints(self):
+        for lesson in all_lessons():
+            found = hints.load_hints(lesson)
+            for ex in lesson.exercises:
+                self.assertGreaterEqual(len(found.get(ex.number, [])), 2,
+                                        f"lesson {lesson.nn} exercise {ex.number}")
+
+    def test_hint_levels_are_progressive(self):
+        lesson = find_lesson("1")
+        one = hints.hint_text(lesson, 2, 1)
+        every = hints.hint_text(lesson, 2, None)
+        self.assertIn("Hint 1", one)
+        self.assertNotIn("Hint 2", one)
+        self.assertIn("--level 2", one)
+        self.assertIn("Hint 2", every)
+
+
+class ReportParsingTest(unittest.TestCase):
+    JUNIT = """<?xml version="1.0" encoding="UTF-8"?>
+<testsuite name="(empty)" tests="2" failures="1">
+  <testcase name="lesson01.starter.Lesson01Ex2.WaitIdleIsReusable" status="fail" time="0.1">
+    <failure message=""/>
+    <system-out>[ RUN      ] Lesson01Ex2.WaitIdleIsReusable
+/x/test.cpp:12: Failure
+Expected equality of these values:
+  ran.load()
+[exercise] Lesson01Ex2.WaitIdleIsReusable checks lesson 01, exercise 2 (wait_idle)
+[  FAILED  ] Lesson01Ex2.WaitIdleIsReusable (1 ms)
+</system-out>
+  </testcase>
+  <testcase name="lesson01.starter.Lesson01Ex1.ZeroWorkersIsAnError" status="run" time="0.0">
+    <system-out>[       OK ] Lesson01Ex1.ZeroWorkersIsAnError</system-out>
+  </testcase>
+</testsuite>
+"""
+
+    def test_junit_results_are_grouped_by_exercise(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "r.xml"
+            path.write_text(self.JUNIT)
+            results = build.parse_junit(path)
+        self.assertEqual([r.passed for r in results], [False, True])
+        self.assertEqual([r.exercise for r in results], [2, 1])
+        reason = results[0].reason()
+        self.assertIn("test.cpp:12: Failure", reason)
+        self.assertIn("Expected equality", reason)
+        self.assertNotIn("[exercise]", reason)
+
+    def test_watchdog_and_terminate_lines_are_the_reason(self):
+        out = ("[ RUN      ] X.Y\n[watchdog] X.Y did not finish within 30 s: it hangs.\n"
+               "[watchdog] likely cause: no notify\n")
+        self.assertIn("likely cause: no notify", build.failure_reason(out))
+
+
+if __name__ == "__main__":
+    unittest.main()
