@@ -19,8 +19,8 @@ using ws::testing::wait_until;
 
 TEST(Lesson02Ex4, AnIdlePoolSleeps) {
     // Two idle workers: under 2 % of one core over 500 ms (the bound this lesson promises;
-    // sanitizers make every wake-up dearer, hence the slowdown factor). The 50 ms before take
-    // the workers past their spinning and yielding.
+    // sanitizers make every wake-up dearer, hence the slowdown factor), in the least of three
+    // windows. The 50 ms before take the workers past their spinning and yielding.
     ThreadPool pool(2);
     const auto used = ws::testing::idle_cpu_seconds(pool, 50ms, 500ms);
     ASSERT_TRUE(used.has_value()) << "a spawned task never ran";
