@@ -34,7 +34,8 @@ void ThreadPool::spawn(Task task) {
     if (!task) throw std::invalid_argument("ThreadPool::spawn: the task is empty");
     // Counted before it is queued, so the count cannot reach zero while the task waits.
     // Relaxed is enough: the task's own decrement comes after a worker took it out of a queue,
-    // and that queue's mutex already orders this increment before it.
+    // and that queue's mutex orders this increment before it; and when a task spawns, its own
+    // decrement comes later in this same thread.
     pending_.fetch_add(1, std::memory_order_relaxed);
     // TODO(exercise 2): on a worker of this pool (tl_worker says who the caller is), push the
     // task onto that worker's own queue instead. As given, every task goes to the shared queue.

@@ -46,7 +46,8 @@ void ThreadPool::spawn(Task task) {
     if (!task) throw std::invalid_argument("ThreadPool::spawn: the task is empty");
     // Counted before it is queued, so the count cannot reach zero while the task waits.
     // Relaxed is enough: the task's own decrement comes after a worker took it out of a queue,
-    // and that queue's mutex already orders this increment before it.
+    // and that queue's mutex orders this increment before it; and when a task spawns, its own
+    // decrement comes later in this same thread.
     pending_.fetch_add(1, std::memory_order_relaxed);
     if (tl_worker.pool == this) {
         workers_[tl_worker.index]->queue.push(std::move(task));  // no shared lock at all
