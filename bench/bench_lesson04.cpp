@@ -1,4 +1,5 @@
-// Lesson 04: the Chase-Lev deque on its own, and the pool built on it against lesson 03's.
+// Lesson 04: the Chase-Lev deque on its own, and the pool built on it against lesson 03's
+// (the standard workloads: flat_spawn, spawn_tree, imbalanced).
 //
 // owner_push_pop: one push and one pop by the owner, with a few items below them (the owner's
 //   everyday path: no CAS). Its contender "floor" is a loop doing one seq_cst store per pair,
@@ -15,7 +16,9 @@
 #include <memory>
 #include <thread>
 
-#include "chase_lev_deque.hpp"
+#include "03_steal_half/thread_pool.hpp"
+#include "04_chase_lev/chase_lev_deque.hpp"
+#include "04_chase_lev/thread_pool.hpp"
 #include "contenders.hpp"
 
 namespace ws::bench {
@@ -96,6 +99,11 @@ void register_benchmarks() {
     benchmark::RegisterBenchmark("owner_push_pop_last/lesson04",
                                  [](benchmark::State& s) { owner_push_pop(s, 0); });
     benchmark::RegisterBenchmark("steal_1_thief/lesson04", steal_one_thief)->UseManualTime();
+
+    register_pool_workloads("lesson03",
+                            [] { return std::make_unique<lesson03::ThreadPool>(bench_workers()); });
+    register_pool_workloads("lesson04",
+                            [] { return std::make_unique<lesson04::ThreadPool>(bench_workers()); });
 }
 
 }  // namespace ws::bench

@@ -19,6 +19,6 @@ WS_EXERCISE(Lesson04Ex4, "lesson 04, exercise 4 (growth)",
             "push never returns or an item vanished after growth: does grow copy every index in "
             "[top, bottom) to the same index of the bigger buffer before publishing it?");
 WS_EXERCISE(Lesson04Ex5, "lesson 04, exercise 5 (the pool on Chase-Lev deques)",
-            "a task never runs or wait_idle never returns: does a worker with an empty deque try "
-            "the global queue and steal from the others before it sleeps, and is every spawn "
-            "counted in pending_ before it becomes visible?");
+            "a task never runs or wait_idle never returns: does a spawn from a worker push onto "
+            "that worker's own deque (and count the task first), and does steal_batch return the "
+            "first task it got and push the others onto the thief's deque, skipping a retry?");

