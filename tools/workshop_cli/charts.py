@@ -52,6 +52,7 @@ set ylabel "time relative to {reference} (log scale)" offset 1,0
 set lmargin 16
 set grid ytics
 set key outside right top
+set xtics rotate by -25 nomirror
 set yrange [{min(ratios) / 1.5}:{max(ratios) * 1.5}]
 plot {plots}
 """
