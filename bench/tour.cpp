@@ -5,6 +5,7 @@
 #include "01_shared_queue/thread_pool.hpp"
 #include "02_local_queues/thread_pool.hpp"
 #include "03_steal_half/thread_pool.hpp"
+#include "04_chase_lev/thread_pool.hpp"
 #include "contenders.hpp"
 
 namespace ws::bench {
@@ -16,6 +17,8 @@ void register_benchmarks() {
                             [] { return std::make_unique<lesson02::ThreadPool>(bench_workers()); });
     register_pool_workloads("lesson03",
                             [] { return std::make_unique<lesson03::ThreadPool>(bench_workers()); });
+    register_pool_workloads("lesson04",
+                            [] { return std::make_unique<lesson04::ThreadPool>(bench_workers()); });
 }
 
 }  // namespace ws::bench
