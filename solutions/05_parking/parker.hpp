@@ -141,7 +141,9 @@ class Parker {
 
     // --- observation (statistics and tests) -----------------------------------------------
     // relaxed: snapshots; nothing is read on the strength of them.
-    std::uint32_t sleepers() const noexcept { return sleepers(state_.load(std::memory_order_relaxed)); }
+    std::uint32_t sleepers() const noexcept {
+        return sleepers(state_.load(std::memory_order_relaxed));
+    }
     std::uint32_t searching() const noexcept {
         return searching(state_.load(std::memory_order_relaxed));
     }

@@ -4,14 +4,18 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <random>
+#include <thread>
 #include <vector>
 
 #include <ws/testing/harness.hpp>
+#include <ws/testing/stress.hpp>
 #include <ws/testing/wait.hpp>
 
 #include "exercises.hpp"
 #include "parker.hpp"
 #include "parking_helpers.hpp"
+#include "pool_scenarios.hpp"
 
 using namespace std::chrono_literals;
 using lesson05_test::IdleWorker;
@@ -49,4 +53,34 @@ TEST(Lesson05Ex4, NobodySleepsAfterNotifyAll) {
             p.notify_one();  // let it go, so the test can end
         }
     }
+}
+
+TEST(Lesson05Ex4, DestroyingAParkedPoolReturnsWithin100ms) {
+    const auto took = lesson05_test::time_to_destroy_parked(lesson05_test::pool_config(2, false));
+    ASSERT_TRUE(took.has_value()) << "the workers never parked";
+    EXPECT_LT(*took, 100ms * slowdown())
+        << "destroying a parked pool took "
+        << std::chrono::duration_cast<std::chrono::milliseconds>(*took).count() << " ms";
+}
+
+TEST(Lesson05Ex4, DestroyingABusyPoolRunsEveryTaskStress) {
+    // Pools destroyed while their workers are anywhere: running, searching, parking, asleep.
+    const auto rounds =
+        ws::testing::stress(300, 10s * slowdown(), [](std::mt19937_64& rng, std::uint64_t) {
+            std::atomic<int> ran{0};
+            const int n = static_cast<int>(rng() % 50);
+            {
+                ws::lesson05::ThreadPool pool(lesson05_test::pool_config(2, false));
+                if (rng() % 2 == 0)
+                    std::this_thread::sleep_for(std::chrono::microseconds(rng() % 500));
+                for (int i = 0; i < n; ++i) {
+                    pool.spawn([&pool, &ran] {
+                        ran.fetch_add(1);
+                        pool.spawn([&ran] { ran.fetch_add(1); });
+                    });
+                }
+            }
+            ASSERT_EQ(ran.load(), 2 * n) << "the destructor must run every task spawned before";
+        });
+    EXPECT_GT(rounds, 0u);
 }
