@@ -1,4 +1,5 @@
-// Lesson 04: the Chase-Lev work-stealing deque, lock-free.
+// Lesson 04's Chase-Lev work-stealing deque, lock-free, with lesson 05's changes: push's store
+// of bottom is seq_cst and is_empty() serves the parking protocol's recheck.
 //
 // One owner thread pushes and pops at the bottom (LIFO); any number of thieves steal at the top
 // (FIFO). The owner's push and pop touch only their own end; owner and thieves meet only over
@@ -13,7 +14,6 @@
 // deque bottom - 1 is briefly below top — with unsigned indices 0 - 1 would wrap to 2^64 - 1 and
 // the empty deque would look full.
 //
-// ANCHOR: orderings
 // Memory orderings. No standalone fences:
 // clang 14's ThreadSanitizer does not model std::atomic_thread_fence, so a fence-based version
 // would look racy to it, and clang compiles a seq_cst fence to `mfence`, which makes the owner's
@@ -24,7 +24,6 @@
 // and every write of `top` is a seq_cst CAS. All of them lie in the one total order S of seq_cst
 // operations, which is what the no-loss argument needs (see pop()). Everything else is
 // release/acquire or relaxed, and each operation below says what it pairs with.
-// ANCHOR_END: orderings
 #pragma once
 
 #include <atomic>
@@ -41,7 +40,6 @@
 
 namespace ws::lesson06 {
 
-// ANCHOR: class
 template <typename T>
 class ChaseLevDeque {
     // Slots are std::atomic<T>: a thief reads a slot *before* its CAS and may lose, while the
@@ -81,6 +79,15 @@ class ChaseLevDeque {
         return b > t ? static_cast<std::size_t>(b - t) : 0;
     }
 
+    // Any thread (lesson 05): true if the deque looks empty, with the loads a parking worker's
+    // recheck needs. seq_cst: pairs with push's seq_cst store of bottom (see push()); top is
+    // loaded first, as in steal(), so a concurrent steal cannot make bottom look below top.
+    bool is_empty() const noexcept {
+        const std::int64_t t = top_.load(std::memory_order_seq_cst);
+        const std::int64_t b = bottom_.load(std::memory_order_seq_cst);
+        return b <= t;
+    }
+
     std::size_t capacity() const noexcept {
         // acquire: pairs with the release in grow(), so a non-owner sees the buffer it points
         // to fully built (without it, reading its size would be a data race).
@@ -118,9 +125,7 @@ class ChaseLevDeque {
     // freed only by the destructor (see grow() for why, and for the bound on their size).
     std::vector<std::unique_ptr<Buffer>> buffers_;
 };
-// ANCHOR_END: class
 
-// ANCHOR: push
 template <typename T>
 void ChaseLevDeque<T>::push(T item) {
     // relaxed: only this thread (the owner) ever writes bottom.
@@ -135,15 +140,17 @@ void ChaseLevDeque<T>::push(T item) {
     if (b - t >= buf->capacity()) buf = grow(buf, t, b);
     // relaxed: nobody may read slot b before the release store of bottom below publishes it.
     buf->at(b).store(item, std::memory_order_relaxed);
-    // release: pairs with the thieves' seq_cst (hence acquire) load of bottom in steal(). A
-    // thief that sees bottom = b+1 also sees the item in slot b — and everything the caller
-    // wrote before push (the Task behind a Task*). Without it a thief could take a slot whose
-    // store it cannot see yet: a stale or torn item, and TSan reports the race on the payload.
-    bottom_.store(b + 1, std::memory_order_release);
+    // seq_cst (lesson 05; release in lesson 04): pairs with the thieves' seq_cst (hence
+    // acquire) load of bottom in steal() and is_empty(). A thief that sees bottom = b+1 also
+    // sees the item in slot b — and everything the caller wrote before push (the Task behind a
+    // Task*). seq_cst also puts this publication in the single order S of lesson 05's parking
+    // protocol: the spawner's seq_cst load of the parker's state comes after it, so either that
+    // load sees a worker's announcement to sleep, or the worker's recheck (is_empty()) sees
+    // this store. With release, the store could still sit in the store buffer while the load
+    // runs, and both sides would miss each other: a lost wake-up. On x86 this is an `xchg`.
+    bottom_.store(b + 1, std::memory_order_seq_cst);
 }
-// ANCHOR_END: push
 
-// ANCHOR: pop
 template <typename T>
 std::optional<T> ChaseLevDeque<T>::pop() {
     // relaxed: the owner's own variables (see push()).
@@ -187,9 +194,7 @@ std::optional<T> ChaseLevDeque<T>::pop() {
     if (!won) return std::nullopt;  // a thief took it
     return item;
 }
-// ANCHOR_END: pop
 
-// ANCHOR: steal
 template <typename T>
 ws::Steal<T> ChaseLevDeque<T>::steal() {
     // seq_cst: this load and the load of bottom below are ordered in S (load-load), mirroring
@@ -221,9 +226,7 @@ ws::Steal<T> ChaseLevDeque<T>::steal() {
     }
     return ws::Steal<T>::success(item);
 }
-// ANCHOR_END: steal
 
-// ANCHOR: grow
 // Owner only, from push() when the ring is full: a buffer twice the size with the live range
 // [top, bottom) copied over, published with a release store.
 //
@@ -250,6 +253,5 @@ auto ChaseLevDeque<T>::grow(Buffer* old, std::int64_t top, std::int64_t bottom) 
     buffer_.store(raw, std::memory_order_release);
     return raw;
 }
-// ANCHOR_END: grow
 
 }  // namespace ws::lesson06

@@ -6,7 +6,8 @@
 // has finished writing the item, so a consumer that claimed a slot a little early waits for
 // those few instructions instead of reading a half-written item.
 //
-//   head_ ─> [block: slot 0 .. slot 62 | next] ─> [block ...] ─> [block: ... | next = null] <─ tail_
+//   head_ ─> [block: slot 0 .. slot 62 | next] ─> [block ...] ─> [block: ... | next = null] <─
+//   tail_
 //
 // Positions only ever grow. Position p is slot (p % kLap) of its block, where kLap = kBlockSize
 // + 1: the extra offset kBlockSize never names a slot. It marks "the block is used up and the

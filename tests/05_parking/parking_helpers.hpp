@@ -1,4 +1,5 @@
-// Helpers for the Parker tests: a thread that behaves like a worker with nothing to do.
+// Helpers for lesson 05's tests: a thread that behaves like a worker with nothing to do, and
+// the pool's configuration with either parker.
 #pragma once
 
 #include <atomic>
@@ -6,7 +7,10 @@
 #include <thread>
 
 #include <ws/testing/harness.hpp>
+#include <ws/testing/parking_checks.hpp>
 #include <ws/testing/wait.hpp>
+
+#include "thread_pool.hpp"
 
 namespace lesson05_test {
 
@@ -43,6 +47,15 @@ bool wait_for_sleepers(const Parker& p, unsigned n) {
         ws::testing::wait_until([&] { return p.sleepers() >= n; }, 5s * ws::testing::slowdown());
     std::this_thread::sleep_for(10ms);
     return ok;
+}
+
+using Pool = ws::lesson05::ThreadPool;
+
+inline ws::lesson05::Config pool_config(std::size_t workers, bool naive) {
+    ws::lesson05::Config c;
+    c.num_workers = workers;
+    c.naive_parking = naive;
+    return c;
 }
 
 }  // namespace lesson05_test

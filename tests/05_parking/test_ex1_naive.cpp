@@ -11,7 +11,7 @@
 
 #include "exercises.hpp"
 #include "parker.hpp"
-#include "pool_scenarios.hpp"
+#include "parking_helpers.hpp"
 
 using namespace std::chrono_literals;
 using ws::lesson05::NaiveParker;
@@ -42,23 +42,27 @@ TEST(Lesson05Ex1, NaiveParkSleepsUntilNotified) {
 }
 
 TEST(Lesson05Ex1, NaivePoolRunsEveryTaskExactlyOnce) {
-    lesson05_test::check_exactly_once(lesson05_test::pool_config(2, true));
+    ws::testing::parking::check_exactly_once<lesson05_test::Pool>(
+        lesson05_test::pool_config(2, true));
 }
 
 TEST(Lesson05Ex1, AnIdleNaivePoolUsesUnderTwoPercentOfACore) {
-    lesson05_test::check_idle_cpu(lesson05_test::pool_config(2, true));
+    ws::testing::parking::check_idle_cpu<lesson05_test::Pool>(lesson05_test::pool_config(2, true));
 }
 
 TEST(Lesson05Ex1, NaivePoolWakesForEveryOutsideSpawn) {
-    lesson05_test::check_wake_rounds(lesson05_test::pool_config(2, true), 2'000);
+    ws::testing::parking::check_wake_rounds<lesson05_test::Pool>(
+        lesson05_test::pool_config(2, true), 2'000);
 }
 
 TEST(Lesson05Ex1, NaivePoolRunsTwoLongTasksAtTheSameTime) {
-    lesson05_test::check_two_long_tasks(lesson05_test::pool_config(2, true));
+    ws::testing::parking::check_two_long_tasks<lesson05_test::Pool>(
+        lesson05_test::pool_config(2, true));
 }
 
 TEST(Lesson05Ex1, DestroyingAParkedNaivePoolIsPrompt) {
-    const auto took = lesson05_test::time_to_destroy_parked(lesson05_test::pool_config(2, true));
+    const auto took = ws::testing::parking::time_to_destroy_parked<lesson05_test::Pool>(
+        lesson05_test::pool_config(2, true));
     ASSERT_TRUE(took.has_value()) << "the workers never parked";
     EXPECT_LT(*took, 100ms * slowdown());
 }

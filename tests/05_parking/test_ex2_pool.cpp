@@ -3,34 +3,34 @@
 #include <gtest/gtest.h>
 
 #include "exercises.hpp"
-#include "pool_scenarios.hpp"
+#include "parking_helpers.hpp"
 
 using lesson05_test::pool_config;
 
 TEST(Lesson05Ex2, PoolRunsEveryTaskExactlyOnce) {
-    lesson05_test::check_exactly_once(pool_config(2, false));
+    ws::testing::parking::check_exactly_once<lesson05_test::Pool>(pool_config(2, false));
 }
 
 TEST(Lesson05Ex2, AnIdlePoolUsesUnderTwoPercentOfACore) {
-    lesson05_test::check_idle_cpu(pool_config(2, false));
+    ws::testing::parking::check_idle_cpu<lesson05_test::Pool>(pool_config(2, false));
 }
 
 TEST(Lesson05Ex2, TwentyThousandIdleToSpawnRoundsWithoutAMiss) {
-    lesson05_test::check_wake_rounds(pool_config(2, false), 20'000);
+    ws::testing::parking::check_wake_rounds<lesson05_test::Pool>(pool_config(2, false), 20'000);
 }
 
 TEST(Lesson05Ex2, TwoLongTasksSpawnedTogetherRunAtTheSameTime) {
-    lesson05_test::check_two_long_tasks(pool_config(2, false));
+    ws::testing::parking::check_two_long_tasks<lesson05_test::Pool>(pool_config(2, false));
 }
 
 TEST(Lesson05Ex2, ParksAndWakeupsAreCounted) {
     ws::lesson05::ThreadPool pool(pool_config(2, false));
-    ASSERT_TRUE(lesson05_test::wait_until_all_asleep(pool));
+    ASSERT_TRUE(ws::testing::parking::wait_until_all_asleep(pool));
     const auto before = pool.stats();
     EXPECT_GE(before.parks, 2u);
     pool.spawn([] {});
     pool.wait_idle();
-    ASSERT_TRUE(lesson05_test::wait_until_all_asleep(pool));
+    ASSERT_TRUE(ws::testing::parking::wait_until_all_asleep(pool));
     const auto after = pool.stats();
     EXPECT_GE(after.wakeups, before.wakeups + 1);
     EXPECT_GE(after.parks, before.parks + 1);

@@ -15,7 +15,6 @@
 #include "exercises.hpp"
 #include "parker.hpp"
 #include "parking_helpers.hpp"
-#include "pool_scenarios.hpp"
 
 using namespace std::chrono_literals;
 using lesson05_test::IdleWorker;
@@ -56,7 +55,8 @@ TEST(Lesson05Ex4, NobodySleepsAfterNotifyAll) {
 }
 
 TEST(Lesson05Ex4, DestroyingAParkedPoolReturnsWithin100ms) {
-    const auto took = lesson05_test::time_to_destroy_parked(lesson05_test::pool_config(2, false));
+    const auto took = ws::testing::parking::time_to_destroy_parked<lesson05_test::Pool>(
+        lesson05_test::pool_config(2, false));
     ASSERT_TRUE(took.has_value()) << "the workers never parked";
     EXPECT_LT(*took, 100ms * slowdown())
         << "destroying a parked pool took "

@@ -1,5 +1,6 @@
-// The pool-level scenarios of lesson 05, written once and run with either parker (exercise 1's
-// naive one, exercise 2's event count): the bounds are the issue's.
+// Checks of a pool whose idle workers park (lessons 05 and later), written once for any pool
+// with spawn, wait_idle, num_workers, stats() (parks, wakeups) and a constructor from `config`.
+// The bounds are the ones lesson 05's issue sets; each check reports through GoogleTest.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -13,43 +14,33 @@
 #include <thread>
 #include <vector>
 
-#include <ws/testing/exactly_once.hpp>
-#include <ws/testing/harness.hpp>
-#include <ws/testing/stress.hpp>
-#include <ws/testing/wait.hpp>
+#include "ws/testing/exactly_once.hpp"
+#include "ws/testing/harness.hpp"
+#include "ws/testing/stress.hpp"
+#include "ws/testing/wait.hpp"
 
-#include "thread_pool.hpp"
-
-namespace lesson05_test {
+namespace ws::testing::parking {
 
 using namespace std::chrono_literals;
-using ws::lesson05::Config;
-using ws::lesson05::ThreadPool;
-using ws::testing::slowdown;
-using ws::testing::wait_until;
-
-inline Config pool_config(std::size_t workers, bool naive) {
-    Config c;
-    c.num_workers = workers;
-    c.naive_parking = naive;
-    return c;
-}
 
 // Workers asleep right now: each park ends with exactly one wake-up.
-inline std::uint64_t asleep(const ThreadPool& pool) {
+template <typename Pool>
+std::uint64_t asleep(const Pool& pool) {
     const auto s = pool.stats();
     return s.parks - s.wakeups;
 }
 
-inline bool wait_until_all_asleep(const ThreadPool& pool) {
+template <typename Pool>
+bool wait_until_all_asleep(const Pool& pool) {
     return wait_until([&] { return asleep(pool) == pool.num_workers(); }, 5s * slowdown());
 }
 
 // Every task from four outside threads, and every task those spawn, runs exactly once.
-inline void check_exactly_once(const Config& config) {
+template <typename Pool, typename Config>
+void check_exactly_once(const Config& config) {
     constexpr std::size_t kThreads = 4, kPerThread = 10'000;
-    ws::testing::ExactlyOnce seen(2 * kThreads * kPerThread);
-    ThreadPool pool(config);
+    ExactlyOnce seen(2 * kThreads * kPerThread);
+    Pool pool(config);
     std::vector<std::thread> spawners;
     for (std::size_t t = 0; t < kThreads; ++t) {
         spawners.emplace_back([&, t] {
@@ -70,28 +61,30 @@ inline void check_exactly_once(const Config& config) {
 }
 
 // An idle 2-worker pool uses under 2 % of a core over 500 ms.
-inline void check_idle_cpu(const Config& config) {
-    ThreadPool pool(config);
+template <typename Pool, typename Config>
+void check_idle_cpu(const Config& config) {
+    Pool pool(config);
     std::atomic<bool> ran{false};
     pool.spawn([&] { ran = true; });
     ASSERT_TRUE(wait_until([&] { return ran.load(); }, 10s * slowdown()));
     ASSERT_TRUE(wait_until_all_asleep(pool)) << "the workers never parked";
-    const double before = ws::testing::process_cpu_seconds();
+    const double before = process_cpu_seconds();
     std::this_thread::sleep_for(500ms);
-    const double used = ws::testing::process_cpu_seconds() - before;
+    const double used = process_cpu_seconds() - before;
     EXPECT_LT(used, 0.02 * 0.5) << "the idle pool used " << used * 1000
                                 << " ms of CPU in 500 ms: a worker does not sleep";
 }
 
 // `rounds` times: pool idle (or about to be: every other round does not wait for the workers
 // to sleep, so the spawn lands while they are on their way) → spawn one task from outside → it
-// must start within 1 s. Returns the number of misses.
-inline void check_wake_rounds(const Config& config, std::uint64_t rounds) {
-    ThreadPool pool(config);
+// must start within 1 s.
+template <typename Pool, typename Config>
+void check_wake_rounds(const Config& config, std::uint64_t rounds) {
+    Pool pool(config);
     std::atomic<std::uint64_t> started{0};
     std::uint64_t misses = 0, waited_for_sleep = 0;
-    const auto done = ws::testing::stress(
-        rounds, 60s * slowdown(), [&](std::mt19937_64& rng, std::uint64_t round) {
+    const auto done =
+        stress(rounds, 60s * slowdown(), [&](std::mt19937_64& rng, std::uint64_t round) {
             if (rng() % 2 == 0) {
                 ASSERT_TRUE(wait_until_all_asleep(pool)) << "round " << round;
                 ++waited_for_sleep;
@@ -119,8 +112,9 @@ inline void check_wake_rounds(const Config& config, std::uint64_t rounds) {
 }
 
 // Two long tasks spawned together from outside an idle pool run at the same time.
-inline void check_two_long_tasks(const Config& config) {
-    ThreadPool pool(config);
+template <typename Pool, typename Config>
+void check_two_long_tasks(const Config& config) {
+    Pool pool(config);
     ASSERT_TRUE(wait_until_all_asleep(pool));
     std::atomic<int> arrived{0}, met{0};
     for (int i = 0; i < 2; ++i) {
@@ -135,9 +129,9 @@ inline void check_two_long_tasks(const Config& config) {
 }
 
 // How long destroying a 2-worker pool takes once its workers are parked.
-inline std::optional<std::chrono::steady_clock::duration> time_to_destroy_parked(
-    const Config& config) {
-    std::optional<ThreadPool> pool(std::in_place, config);
+template <typename Pool, typename Config>
+std::optional<std::chrono::steady_clock::duration> time_to_destroy_parked(const Config& config) {
+    std::optional<Pool> pool(std::in_place, config);
     pool->spawn([] {});
     pool->wait_idle();
     if (!wait_until_all_asleep(*pool)) return std::nullopt;
@@ -146,4 +140,4 @@ inline std::optional<std::chrono::steady_clock::duration> time_to_destroy_parked
     return std::chrono::steady_clock::now() - t0;
 }
 
-}  // namespace lesson05_test
+}  // namespace ws::testing::parking
