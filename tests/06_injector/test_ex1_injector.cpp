@@ -113,7 +113,8 @@ TEST(Lesson06Ex1, FourProducersFourConsumersEachItemOnceInProducerOrder) {
     std::vector<std::thread> threads;
     for (std::size_t p = 0; p < kProducers; ++p) {
         threads.emplace_back([&, p] {
-            while (!go.load()) std::this_thread::yield();
+            while (!go.load())
+                std::this_thread::yield();
             for (std::size_t i = 0; i < kPerProducer; ++i)
                 q.push(p * kPerProducer + i);
         });
@@ -124,7 +125,8 @@ TEST(Lesson06Ex1, FourProducersFourConsumersEachItemOnceInProducerOrder) {
             std::vector<std::int64_t> last(kProducers, -1);
             const auto deadline = std::chrono::steady_clock::now() +
                                   std::chrono::seconds(20) * ws::testing::slowdown();
-            while (!go.load()) std::this_thread::yield();
+            while (!go.load())
+                std::this_thread::yield();
             while (taken.load(std::memory_order_relaxed) < kTotal) {
                 auto s = q.steal();
                 if (!s.is_success()) {

@@ -29,8 +29,8 @@ TEST(Lesson06Ex2, BlocksAreFreedOnceEveryItemWasRead) {
     }
     // 100,000 items went through about 1,600 blocks; only the current one (and perhaps the
     // next) may still be alive.
-    EXPECT_LE(q.live_blocks(), 2u) << q.live_blocks()
-                                   << " blocks are still allocated: used-up blocks are never freed";
+    EXPECT_LE(q.live_blocks(), 2u)
+        << q.live_blocks() << " blocks are still allocated: used-up blocks are never freed";
 }
 
 TEST(Lesson06Ex2, BlocksAreFreedUnderConcurrentUse) {
