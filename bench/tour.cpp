@@ -2,14 +2,20 @@
 // `./workshop tour` runs it and prints the table.
 #include <memory>
 
+#include "01_shared_queue/thread_pool.hpp"
+#include "05_parking/thread_pool.hpp"
+#include "06_injector/thread_pool.hpp"
 #include "contenders.hpp"
-#include "thread_pool.hpp"
 
 namespace ws::bench {
 
 void register_benchmarks() {
     register_pool_workloads("lesson01",
                             [] { return std::make_unique<lesson01::ThreadPool>(bench_workers()); });
+    register_pool_workloads("lesson05",
+                            [] { return std::make_unique<lesson05::ThreadPool>(bench_workers()); });
+    register_pool_workloads("lesson06",
+                            [] { return std::make_unique<lesson06::ThreadPool>(bench_workers()); });
 }
 
 }  // namespace ws::bench

@@ -97,11 +97,15 @@ class Parker {
     }
 
     // A searching worker found a task (exercise 3). If it was the last searcher, nobody is
-    // looking any more, and a spawn that saw it searching relied on it: wake one sleeper to
-    // take over the search ("the last searcher to find work wakes another").
-    void end_search() noexcept {
-        // TODO(exercise 3): stop counting this worker as a searcher; if it was the last one and
-        // someone sleeps, wake_one().
+    // looking any more, and a spawn that saw it searching relied on it: if `more_work()` (the
+    // same recheck as park()'s) still sees a task, wake one sleeper to take over the search
+    // ("the last searcher to find work wakes another"). If it sees none, nobody needs waking:
+    // a later spawn finds no searcher and wakes a sleeper itself.
+    template <typename HasWork>
+    void end_search(HasWork&& more_work) {
+        // TODO(exercise 3): stop counting this worker as a searcher; if it was the last one,
+        // someone sleeps and more_work() is true, wake_one().
+        (void)more_work;
     }
 
     // Announce, recheck, sleep. `has_work()` must look at every queue a task can be published

@@ -65,9 +65,9 @@ void ThreadPool::worker_loop(std::size_t index) {
     bool searching = false;
     for (;;) {
         if (Task* task = find_task(index, rng)) {
-            // A searcher that found work stops searching; if it was the last searcher, the
-            // parker wakes another worker, since there may be more where this came from.
-            if (searching) parker_.end_search();
+            // A searcher that found work stops searching; if it was the last searcher and more
+            // work is in sight, the parker wakes another worker to look for it.
+            if (searching) parker_.end_search([this] { return has_work_anywhere(); });
             searching = false;
             run_task(task, index);
             continue;

@@ -51,12 +51,16 @@ class Parker {
     }
 
     // A searching worker found a task. If it was the last searcher, nobody is
-    // looking any more, and a spawn that saw it searching relied on it: wake one sleeper to
-    // take over the search ("the last searcher to find work wakes another").
-    void end_search() noexcept {
-        // seq_cst: orders this transition in S against spawners' loads (see notify_one()).
+    // looking any more, and a spawn that saw it searching relied on it: if `more_work()` (the
+    // same recheck as park()'s) still sees a task, wake one sleeper to take over the search
+    // ("the last searcher to find work wakes another"). If it sees none, nobody needs waking:
+    // a later spawn finds no searcher and wakes a sleeper itself.
+    template <typename HasWork>
+    void end_search(HasWork&& more_work) {
+        // seq_cst: orders this transition in S against spawners' loads (see park()), and the
+        // recheck after it sees every task published before a spawn that saw us searching.
         const std::uint64_t prev = state_.fetch_sub(kSearcher, std::memory_order_seq_cst);
-        if (searching(prev) == 1 && sleepers(prev) > 0) wake_one();
+        if (searching(prev) == 1 && sleepers(prev) > 0 && more_work()) wake_one();
     }
 
     // Announce, recheck, sleep. `has_work()` must look at every queue a task can be published
@@ -134,7 +138,8 @@ class Parker {
 // Searching adds one case: L sees searching > 0 and wakes nobody. Then some worker W was
 // searching at L; W's next transition comes after L in S and is one of:
 //   - park(): its A comes after L, so as above its recheck sees the task;
-//   - end_search() as the last searcher: it wakes a sleeper if there is one (who, woken as a
+//   - end_search() as the last searcher: its RMW comes after L, so the recheck after it sees
+//     the task unless someone took it; then it wakes a sleeper if there is one (who, woken as a
 //     searcher, scans after that point), and if nobody sleeps every worker is busy and will
 //     begin_search() and scan (after L) when its task is done;
 //   - end_search() with other searchers left: the same argument applies to the last of them.

@@ -113,7 +113,10 @@ struct Model {
         bool searching = false;
         for (;;) {
             if (try_take()) {
-                if (searching) parker.end_search();
+                if (searching) {
+                    parker.end_search(
+                        [&] { return available.load(std::memory_order_seq_cst) > 0; });
+                }
                 searching = false;
                 continue;
             }

@@ -28,7 +28,8 @@ TEST(Lesson05Ex3, SearchersAreCountedAndParkingStopsTheSearch) {
     IdleWorker w(p, work);  // begins a search, then parks
     ASSERT_TRUE(wait_for_sleepers(p, 1));
     EXPECT_EQ(p.searching(), 1u) << "a worker that parks is no longer searching";
-    p.end_search();  // we were the last searcher: this wakes the sleeper
+    work = true;
+    p.end_search([&] { return work.load(); });  // the last searcher, and work is left: wake
     EXPECT_TRUE(wait_until([&] { return w.returned(); }, 1s * slowdown()));
 }
 
@@ -42,7 +43,7 @@ TEST(Lesson05Ex3, ANotifyWhileSomeoneSearchesWakesNobody) {
     p.notify_one();
     EXPECT_EQ(p.sleepers(), 1u)
         << "notify_one woke a sleeper although a searcher will find the task";
-    p.end_search();  // found it; the last searcher wakes another
+    p.end_search([&] { return work.load(); });  // found it, and more is left: wake another
     EXPECT_EQ(p.sleepers(), 0u) << "the last searcher to find work must wake a sleeper";
     EXPECT_TRUE(wait_until([&] { return w.returned(); }, 1s * slowdown()));
 }
@@ -54,9 +55,10 @@ TEST(Lesson05Ex3, ASearcherThatIsNotTheLastWakesNobody) {
     ASSERT_TRUE(wait_for_sleepers(p, 1));
     p.begin_search();
     p.begin_search();  // two searchers (this thread plays both)
-    p.end_search();
+    work = true;
+    p.end_search([&] { return work.load(); });
     EXPECT_EQ(p.sleepers(), 1u) << "another searcher is still looking: nobody needs waking";
-    p.end_search();
+    p.end_search([&] { return work.load(); });
     EXPECT_EQ(p.sleepers(), 0u) << "the last searcher to find work must wake a sleeper";
     EXPECT_TRUE(wait_until([&] { return w.returned(); }, 1s * slowdown()));
 }
@@ -74,5 +76,19 @@ TEST(Lesson05Ex3, AWokenWorkerCountsAsASearcher) {
            "wakes another";
     p.notify_one();  // a second spawn right away: the woken worker will find both
     EXPECT_EQ(p.searching(), 1u);
+    EXPECT_TRUE(wait_until([&] { return w.returned(); }, 1s * slowdown()));
+}
+
+TEST(Lesson05Ex3, TheLastSearcherWakesNobodyWhenNoWorkIsLeft) {
+    Parker p(2);
+    std::atomic<bool> work{false};
+    IdleWorker w(p, work);
+    ASSERT_TRUE(wait_for_sleepers(p, 1));
+    p.begin_search();
+    p.end_search([] { return false; });  // found the only task: nothing left to share
+    EXPECT_EQ(p.sleepers(), 1u) << "a wake-up for no work: the sleeper would only park again";
+    EXPECT_EQ(p.searching(), 0u);
+    work = true;
+    p.notify_one();  // the next spawn finds nobody searching and wakes the sleeper itself
     EXPECT_TRUE(wait_until([&] { return w.returned(); }, 1s * slowdown()));
 }
