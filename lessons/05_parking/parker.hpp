@@ -43,6 +43,7 @@ class NaiveParker {
         // TODO(exercise 1): under mutex_, return false if stop_ is set or has_work() is true;
         // otherwise count a park, wait once on cv_, count a wake-up and return true.
         (void)has_work;
+        (void)stop_;
         throw NotImplemented("lesson 05, exercise 1: NaiveParker::park");
     }
 

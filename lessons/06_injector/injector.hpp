@@ -17,6 +17,13 @@
 //
 // Reclamation (who frees a block, and why nobody can still touch it): see release_reads().
 //
+// Progress: no locks, and every claim is one CAS that fails only because another thread's
+// succeeded. Strictly it is not lock-free: a thread that stalls in one of two windows of a few
+// instructions makes others wait for it — a producer between its claim and the write of its
+// slot (the consumer of that slot waits), and the thread that took a block's last slot until it
+// has moved that end to the next block (the others at that end wait). The same trade-off as
+// crossbeam's Injector (which Rayon uses); it buys one CAS per item and no ABA problem.
+//
 // Memory orderings: no standalone fences (clang 14's ThreadSanitizer does not model them). The
 // claim of a tail position is a seq_cst CAS and every empty check loads the tail with seq_cst,
 // so a pool can use the injector in a Dekker-style "publish, then check for sleepers" /
@@ -95,8 +102,8 @@ class Injector {
     ws::Steal<T> steal();
 
     // Any thread, usually a worker that owns `dest`: claims up to kMaxBatch + 1 of the oldest
-    // items (about half of what its block holds), returns the oldest and pushes the others into
-    // `dest`, oldest first. One CAS for the whole batch.
+    // items (about half of what is queued, within the head's block), returns the oldest and
+    // pushes the others into `dest`, oldest first. One CAS for the whole batch.
     ws::Steal<T> steal_batch_and_pop(ChaseLevDeque<T>& dest);
 
     // True if no item is inside. The tail is loaded with seq_cst (see the top of this file).
@@ -209,8 +216,8 @@ ws::Steal<T> Injector<T>::steal() {
 
 template <typename T>
 ws::Steal<T> Injector<T>::steal_batch_and_pop(ChaseLevDeque<T>& dest) {
-    // TODO(exercise 3): claim about half of the claimed positions left in the head's block (at
-    // most kMaxBatch + 1) with one CAS, return the oldest and push the others into `dest`.
+    // TODO(exercise 3): claim about half of what is queued (at most kMaxBatch + 1, never past
+    // the head's block) with one CAS, return the oldest and push the others into `dest`.
     // As given, it takes a single item and moves nothing.
     (void)dest;
     return steal();

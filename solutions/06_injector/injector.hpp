@@ -17,6 +17,13 @@
 //
 // Reclamation (who frees a block, and why nobody can still touch it): see release_reads().
 //
+// Progress: no locks, and every claim is one CAS that fails only because another thread's
+// succeeded. Strictly it is not lock-free: a thread that stalls in one of two windows of a few
+// instructions makes others wait for it — a producer between its claim and the write of its
+// slot (the consumer of that slot waits), and the thread that took a block's last slot until it
+// has moved that end to the next block (the others at that end wait). The same trade-off as
+// crossbeam's Injector (which Rayon uses); it buys one CAS per item and no ABA problem.
+//
 // Memory orderings: no standalone fences (clang 14's ThreadSanitizer does not model them). The
 // claim of a tail position is a seq_cst CAS and every empty check loads the tail with seq_cst,
 // so a pool can use the injector in a Dekker-style "publish, then check for sleepers" /
@@ -95,8 +102,8 @@ class Injector {
     ws::Steal<T> steal();
 
     // Any thread, usually a worker that owns `dest`: claims up to kMaxBatch + 1 of the oldest
-    // items (about half of what its block holds), returns the oldest and pushes the others into
-    // `dest`, oldest first. One CAS for the whole batch.
+    // items (about half of what is queued, within the head's block), returns the oldest and
+    // pushes the others into `dest`, oldest first. One CAS for the whole batch.
     ws::Steal<T> steal_batch_and_pop(ChaseLevDeque<T>& dest);
 
     // True if no item is inside. The tail is loaded with seq_cst (see the top of this file).
@@ -299,8 +306,10 @@ ws::Steal<T> Injector<T>::steal_batch_and_pop(ChaseLevDeque<T>& dest) {
         // (its offset may be the phantom one: then every slot is claimed), else to the end.
         const std::uint64_t in_block =
             (tail / kLap == head / kLap) ? tail - head : kBlockSize - offset;
-        // About half, so that other workers still find some; at least one.
-        const std::uint64_t n = std::min((in_block + 1) / 2, kMaxBatch + 1);
+        // About half of everything queued, so that other workers still find some (at least
+        // one), at most kMaxBatch + 1, and never past the end of this block.
+        const std::uint64_t half = (logical(tail) - logical(head) + 1) / 2;
+        const std::uint64_t n = std::min({in_block, half, kMaxBatch + 1});
         // seq_cst: claims positions [head, head + n) at once; see steal().
         if (!head_.index.compare_exchange_strong(head, head + n, std::memory_order_seq_cst,
                                                  std::memory_order_relaxed)) {
