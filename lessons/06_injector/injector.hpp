@@ -114,7 +114,8 @@ class Injector {
         const std::uint64_t head = head_.index.load(std::memory_order_acquire);
         // seq_cst: the recheck of a worker about to sleep; pairs with push's seq_cst CAS.
         const std::uint64_t tail = tail_.index.load(std::memory_order_seq_cst);
-        return head >= tail;
+        // Counted in real slots: a head at a phantom offset equals slot 0 of the next block.
+        return logical(head) >= logical(tail);
     }
 
     // Items inside; approximate under concurrency.
@@ -189,6 +190,34 @@ class Injector {
         return value;
     }
 
+    // A consumer's view before a claim: the head's position, offset and block, and the tail,
+    // loaded in that order once the head is not at a phantom offset.
+    struct HeadView {
+        std::uint64_t head;
+        std::uint64_t offset;
+        Block* block;
+        std::uint64_t tail;
+    };
+    HeadView view_head() const noexcept {
+        detail::Backoff backoff;
+        for (;;) {
+            // acquire: pairs with the release store of head_.index in advance_head(): we see
+            // head_.block pointing to the block of this position (or a later one).
+            const std::uint64_t head = head_.index.load(std::memory_order_acquire);
+            const std::uint64_t offset = head % kLap;
+            if (offset == kBlockSize) {  // a consumer is moving the head to the next block
+                backoff.wait();
+                continue;
+            }
+            // acquire: pairs with the release store of head_.block in advance_head(). Not
+            // dereferenced before the caller's CAS succeeds (a stale block makes it fail).
+            Block* block = head_.block.load(std::memory_order_acquire);
+            // seq_cst: see is_empty(). Loaded after the head, so it is never behind it.
+            const std::uint64_t tail = tail_.index.load(std::memory_order_seq_cst);
+            return {head, offset, block, tail};
+        }
+    }
+
     void advance_head(Block* block, std::uint64_t phantom);
     void release_reads(Block* block, std::uint64_t n) noexcept;
 
@@ -208,9 +237,9 @@ void Injector<T>::push(T item) {
 
 template <typename T>
 ws::Steal<T> Injector<T>::steal() {
-    // TODO(exercise 1): load the head, then its block, then the tail (seq_cst); empty if the head
-    // is not before the tail; claim the head position with a CAS (retry if you lose); if you
-    // took the block's last slot, advance_head(); take() the item.
+    // TODO(exercise 1): view_head(); empty if the head is not before the tail; claim the head
+    // position with a seq_cst CAS (retry if you lose); if you took the block's last slot,
+    // advance_head(); take() the item and release_reads() its slot.
     throw NotImplemented("lesson 06, exercise 1: Injector::steal");
 }
 
