@@ -124,6 +124,8 @@ void register_outside_spawn(const std::string& contender, Make make, unsigned pr
                 std::vector<std::thread> threads;
                 for (unsigned p = 0; p < producers; ++p) {
                     threads.emplace_back([&] {
+                        // acquire/release: only a starting gun (the producers start together);
+                        // the pool's own synchronisation publishes the tasks.
                         while (!go.load(std::memory_order_acquire))
                             std::this_thread::yield();
                         for (std::uint64_t i = 0; i < per_producer; ++i)
