@@ -123,19 +123,21 @@ class Parker {
 };
 
 // Why no wake-up is lost. A spawner does P (publish the task, seq_cst) then L (load state_,
-// seq_cst, in notify_one). A sleeper does A (announce: the RMW below, seq_cst) then R (the
-// recheck's seq_cst loads of every queue). All four are in the total order S, and S respects
-// each thread's program order for seq_cst operations:
-//   - If A comes before L in S, L reads a state in which this worker is a sleeper (or a later
-//     one in which a waker already claimed it). Unless someone searches, notify_one claims a
-//     sleeper and hands it a token; a token is never lost (tokens_ counts them), so the
-//     claimed sleeper wakes whether it is already asleep or still on its way.
-//   - Otherwise L comes before A, so P < L < A < R: the recheck sees the task (or its taker
-//     already took it) and the worker does not sleep.
+// seq_cst, in notify_one). A worker going to sleep does A (announce: the RMW below) then R (the
+// recheck's seq_cst loads of every queue). All of them lie in the total order S, which respects
+// each thread's program order for seq_cst operations. Suppose the task is never taken although
+// every worker ends up asleep for good, and look at each worker's last announcement A:
+//   - if some A comes after L in S, then P < L < A < R, and that worker's recheck sees the task
+//     (or someone took it): it does not sleep — a contradiction;
+//   - so every last A comes before L, and none of those sleepers has been claimed (a claimed
+//     sleeper gets a token, wakes and announces again later). Then L reads sleepers > 0, and
+//     unless someone searches, notify_one claims a sleeper and hands it a token. A token is
+//     never lost (tokens_ counts them), so some sleeper wakes — a contradiction again.
 // Searching adds one case: L sees searching > 0 and wakes nobody. Then some worker W was
 // searching at L; W's next transition comes after L in S and is one of:
 //   - park(): its A comes after L, so as above its recheck sees the task;
-//   - end_search() as the last searcher: it wakes a sleeper if there is one (who, woken as a
+//   - end_search() as the last searcher: its RMW comes after L, so the recheck after it sees
+//     the task unless someone took it; then it wakes a sleeper if there is one (who, woken as a
 //     searcher, scans after that point), and if nobody sleeps every worker is busy and will
 //     begin_search() and scan (after L) when its task is done;
 //   - end_search() with other searchers left: the same argument applies to the last of them.
