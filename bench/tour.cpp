@@ -3,6 +3,8 @@
 #include <memory>
 
 #include "01_shared_queue/thread_pool.hpp"
+#include "02_local_queues/thread_pool.hpp"
+#include "03_steal_half/thread_pool.hpp"
 #include "05_parking/thread_pool.hpp"
 #include "06_injector/thread_pool.hpp"
 #include "contenders.hpp"
@@ -12,6 +14,10 @@ namespace ws::bench {
 void register_benchmarks() {
     register_pool_workloads("lesson01",
                             [] { return std::make_unique<lesson01::ThreadPool>(bench_workers()); });
+    register_pool_workloads("lesson02",
+                            [] { return std::make_unique<lesson02::ThreadPool>(bench_workers()); });
+    register_pool_workloads("lesson03",
+                            [] { return std::make_unique<lesson03::ThreadPool>(bench_workers()); });
     register_pool_workloads("lesson05",
                             [] { return std::make_unique<lesson05::ThreadPool>(bench_workers()); });
     register_pool_workloads("lesson06",
