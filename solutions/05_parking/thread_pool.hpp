@@ -1,8 +1,10 @@
-// Lesson 05: lesson 04's pool (a Chase-Lev deque of owning Task* per worker, a locked global
-// queue for spawns from outside) whose idle workers park instead of backing off: they sleep
-// without using the CPU, and a spawn wakes one of them only when nobody is already looking.
+// Lesson 05: lesson 04's pool (a Chase-Lev deque of owning Task pointers per worker, a shared
+// queue for tasks from outside, batches for thieves) whose idle workers park instead of backing
+// off: they sleep without using the CPU, and a spawn wakes one of them only when nobody is
+// already looking for work (parker.hpp).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
@@ -39,30 +41,32 @@ class XorShift {
 };
 
 // ANCHOR: config
+// How to build a pool. An aggregate: ThreadPool pool(Config{.num_workers = 4}).
 struct Config {
-    // Worker threads; 0 → std::invalid_argument.
-    std::size_t num_workers = default_workers();
-    // Initial capacity of each worker's deque (it grows when full).
+    // Worker threads; 0 → std::invalid_argument. Default: one per hardware thread.
+    std::size_t num_workers = std::max(1u, std::thread::hardware_concurrency());
+    // Initial capacity of each worker's deque, rounded up to a power of two; a deque doubles
+    // when full, so this only saves the first few growths. Default 256.
     std::size_t local_queue_capacity = 256;
-    // Rounds over every other worker's deque an idle worker tries before it parks.
-    std::size_t steal_attempts = 2;
-    // Exercise 1: park on one condition variable and notify on every spawn (NaiveParker),
-    // instead of the event count (Parker). For measuring what the naive version costs.
+    // The most steal() calls a thief makes on one victim in one visit, won or lost (a lost
+    // race, Steal::retry, counts too, which bounds a visit under contention). The thief keeps
+    // every task it gets, up to half of what it saw in the victim's deque: it runs the first
+    // and pushes the others onto its own deque. So this is also the largest batch. 0 →
+    // std::invalid_argument. Default 16.
+    std::size_t steal_attempts = 16;
+    // Exercise 1: park on one condition variable and notify it on every spawn (NaiveParker)
+    // instead of the event count (Parker) — there to measure what the naive version costs.
     bool naive_parking = false;
-
-    static std::size_t default_workers() noexcept {
-        const unsigned n = std::thread::hardware_concurrency();
-        return n == 0 ? 1 : n;
-    }
 };
 // ANCHOR_END: config
 
 // ANCHOR: class
 class ThreadPool {
   public:
-    // Starts `num_workers` threads (the other settings at their defaults); 0 →
+    // Starts `num_workers` threads, with the other settings at their defaults; 0 →
     // std::invalid_argument.
     explicit ThreadPool(std::size_t num_workers);
+    // Starts config.num_workers threads; a setting out of range → std::invalid_argument.
     explicit ThreadPool(Config config);
     // Runs every task already spawned, then stops and joins the workers.
     ~ThreadPool();
@@ -70,8 +74,8 @@ class ThreadPool {
     ThreadPool(const ThreadPool&) = delete;
     ThreadPool& operator=(const ThreadPool&) = delete;
 
-    // From one of this pool's workers: onto that worker's own deque. From anywhere else: onto
-    // the global queue. Then wakes a sleeping worker if nobody is searching.
+    // From one of this pool's workers: onto that worker's own queue. From anywhere else: onto
+    // the shared queue. Then wakes a sleeping worker, unless one is already searching.
     void spawn(Task task);
 
     // Returns once every task spawned so far (and every task those spawned) has finished, then
@@ -80,16 +84,16 @@ class ThreadPool {
     void wait_idle();
 
     std::size_t num_workers() const noexcept { return workers_.size(); }
-    // Steal counters, and parks (times a worker went to sleep) and wakeups (times a sleeping
-    // worker was woken).
+    // Also parks (times a worker went to sleep) and wakeups (times a sleeping worker was woken).
     PoolStats stats() const;
 
   private:
-    // What each worker owns. Its counters are written only by its own thread and read by
+    // What each worker owns. Only its own thread pushes onto and pops from its deque; other
+    // workers steal from it. Its counters are written only by its own thread and read by
     // stats(); on a cache line of its own so that two workers' counters never share one.
     struct alignas(64) Worker {
         explicit Worker(std::size_t capacity) : deque(capacity) {}
-        ChaseLevDeque<Task*> deque;  // owning pointers
+        ChaseLevDeque<Task*> deque;  // owning pointers: new in spawn, delete after running
         std::atomic<std::uint64_t> executed{0};
         std::atomic<std::uint64_t> steals{0};
         std::atomic<std::uint64_t> steal_attempts{0};
@@ -97,31 +101,31 @@ class ThreadPool {
     };
 
     void worker_loop(std::size_t index);
-    Task* find_task(std::size_t index, XorShift& rng);
-    Task* take_global();
-    Task* steal(std::size_t thief, XorShift& rng);
+    std::unique_ptr<Task> find_task(std::size_t index, XorShift& rng);
+    std::unique_ptr<Task> take_shared();
+    std::unique_ptr<Task> steal(std::size_t thief, XorShift& rng);
+    Task* steal_batch(Worker& victim, Worker& thief);
     bool has_work_anywhere() const noexcept;
     void park();
     void wake_one();
-    void run_task(Task* task, std::size_t index);
+    void run_task(Task& task, std::size_t index);
     bool on_worker_thread() const noexcept;
 
-    Config config_;
+    const Config config_;
     std::vector<std::unique_ptr<Worker>> workers_;  // fixed before the threads start
 
     // One of the two parkers is used, as config_.naive_parking says.
     Parker parker_;
     NaiveParker naive_parker_;
 
-    // Tasks from outside the pool, oldest first; their number, kept apart so that a parking
-    // worker's recheck can read it without the lock (and with seq_cst, see park()).
-    std::mutex global_mutex_;
-    std::deque<Task*> global_;
-    std::atomic<std::size_t> global_size_{0};
-
-    // The first exception, and the sleep of wait_idle.
-    std::mutex mutex_;
-    std::condition_variable idle_;  // pending_ reached zero
+    // Lesson 01's shared state, now only for what has no owner: tasks from outside, the first
+    // exception, and the sleep of wait_idle.
+    mutable std::mutex mutex_;
+    std::condition_variable idle_;              // pending_ reached zero
+    std::deque<std::unique_ptr<Task>> shared_;  // tasks spawned from outside the pool
+    // How many tasks shared_ holds, kept apart so that a parking worker's recheck can read it
+    // without the lock (and with seq_cst: see has_work_anywhere()).
+    std::atomic<std::size_t> shared_size_{0};
     std::exception_ptr first_error_;
 
     std::atomic<std::size_t> pending_{0};  // queued (anywhere) + running tasks

@@ -49,7 +49,7 @@ TEST(Lesson05Ex4, NobodySleepsAfterNotifyAll) {
         if (!wait_until([&] { return w.returned(); }, 1s * slowdown())) {
             ADD_FAILURE() << "park() number " << i + 1
                           << " after notify_all slept: shutdown must stop every later park";
-            p.notify_one();  // let it go, so the test can end
+            p.notify_all();  // let it go, so the test can end
         }
     }
 }
