@@ -6,6 +6,8 @@
 #include "02_local_queues/thread_pool.hpp"
 #include "03_steal_half/thread_pool.hpp"
 #include "04_chase_lev/thread_pool.hpp"
+#include "05_parking/thread_pool.hpp"
+#include "06_injector/thread_pool.hpp"
 #include "contenders.hpp"
 
 namespace ws::bench {
@@ -19,6 +21,10 @@ void register_benchmarks() {
                             [] { return std::make_unique<lesson03::ThreadPool>(bench_workers()); });
     register_pool_workloads("lesson04",
                             [] { return std::make_unique<lesson04::ThreadPool>(bench_workers()); });
+    register_pool_workloads("lesson05",
+                            [] { return std::make_unique<lesson05::ThreadPool>(bench_workers()); });
+    register_pool_workloads("lesson06",
+                            [] { return std::make_unique<lesson06::ThreadPool>(bench_workers()); });
 }
 
 }  // namespace ws::bench
