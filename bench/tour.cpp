@@ -7,9 +7,11 @@
 namespace ws::bench {
 
 void register_tour_lesson01();
+void register_tour_lesson07();
 
 void register_benchmarks() {
     register_tour_lesson01();
+    register_tour_lesson07();
 }
 
 }  // namespace ws::bench
