@@ -22,7 +22,8 @@ namespace ws::bench {
 inline constexpr std::uint64_t kFlatTasks = 1'000'000;
 inline constexpr unsigned kTreeDepth = 17;  // 262,143 tasks
 inline constexpr std::uint64_t kImbalancedTasks = 20'000;
-inline constexpr std::chrono::microseconds kImbalancedUnit{5};
+// Every 8th imbalanced task spins 8 units, the others 1: a mean of 15/8 units = 5 us.
+inline constexpr std::chrono::nanoseconds kImbalancedUnit{2'667};
 inline constexpr std::uint64_t kFibN = 30;  // 1,346,268 joins, no cutoff
 inline constexpr std::uint64_t kReduceN = 10'000'000;
 inline constexpr std::uint64_t kReduceGrain = 16'384;  // ~40 us of sqrt_sum per chunk
