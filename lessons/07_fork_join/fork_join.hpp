@@ -13,7 +13,6 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstddef>
 #include <exception>
 #include <mutex>
@@ -44,12 +43,13 @@ void help_until(ThreadPool& pool, Done done) {
 }
 
 // From a thread that is not one of the pool's workers: runs f() as a task on the pool and
-// blocks until it has finished; rethrows what it threw.
+// blocks until it has finished; rethrows what it threw. The task is the root of everything f
+// forks, so every join inside waits only for work that f itself created.
 template <typename F>
 void run_from_outside(ThreadPool& pool, F&& f) {
-    // TODO(exercise 3): spawn a task that runs f() (catching what it throws), then, under a
-    // mutex, records the exception, sets `done` and notifies a condition variable; block this
-    // thread on that condition variable until `done`, then rethrow the task's exception.
+    // TODO(exercise 3): spawn a task that runs f() (keeping what it throws), then sets an
+    // atomic `done` flag in this frame (release) and calls pool.notify_outside(); block this
+    // thread with pool.block_until(done is true, acquire); then rethrow the task's exception.
     (void)pool;
     (void)f;
     throw NotImplemented("lesson 07, exercise 3: run_from_outside");
@@ -116,7 +116,8 @@ class TaskGroup {
     void run(F f) {
         // TODO(exercise 5): count the task in pending_, then pool_.spawn a task that runs f,
         // keeps the first exception in error_ (under error_mutex_) and, as its very last touch
-        // of the group, takes itself off pending_ (release).
+        // of the group, takes itself off pending_ (acq_rel); the task that brings it to zero
+        // then calls notify_outside() on the pool (captured by reference, not through `this`).
         (void)f;
         throw NotImplemented("lesson 07, exercise 5: TaskGroup::run");
     }
@@ -124,16 +125,13 @@ class TaskGroup {
     // Returns when every task run() so far has finished (helping meanwhile, on a worker),
     // then rethrows the first exception one of them threw.
     void wait() {
-        // TODO(exercise 5): on a worker, help() until pending_ is zero; from outside, hand
-        // help() to the pool with detail::run_from_outside. Then rethrow (and clear) error_.
+        // TODO(exercise 5): wait until pending_ is zero (acquire): on a worker by helping
+        // (detail::help_until), outside the pool with pool_.block_until. Then rethrow (and
+        // clear) error_.
         throw NotImplemented("lesson 07, exercise 5: TaskGroup::wait");
     }
 
   private:
-    void help() {
-        detail::help_until(pool_, [this] { return pending_.load(std::memory_order_acquire) == 0; });
-    }
-
     ThreadPool& pool_;
     std::atomic<std::size_t> pending_{0};
     std::mutex error_mutex_;

@@ -13,7 +13,6 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstddef>
 #include <exception>
 #include <mutex>
@@ -49,31 +48,27 @@ void help_until(ThreadPool& pool, Done done) {
 
 // ANCHOR: outside
 // From a thread that is not one of the pool's workers: runs f() as a task on the pool and
-// blocks until it has finished; rethrows what it threw.
+// blocks until it has finished; rethrows what it threw. The task is the root of everything f
+// forks, so every join inside waits only for work that f itself created.
 template <typename F>
 void run_from_outside(ThreadPool& pool, F&& f) {
     struct Call {
-        std::mutex mutex;
-        std::condition_variable cv;
-        bool done = false;
         std::exception_ptr error;
+        std::atomic<bool> done{false};
     } call;
-    pool.spawn([&call, &f] {
-        std::exception_ptr error;
+    pool.spawn([&call, &f, &pool] {
         try {
             f();
         } catch (...) {
-            error = std::current_exception();
+            call.error = std::current_exception();
         }
-        // Notify under the lock: the caller cannot see `done` and destroy `call` before we
-        // have let go of the mutex, our last touch of it.
-        std::lock_guard lock(call.mutex);
-        call.error = error;
-        call.done = true;
-        call.cv.notify_one();
+        // release: pairs with the caller's acquire load. The last touch of `call`: the caller
+        // may return and destroy it at once, which is why the notification goes through the
+        // pool.
+        call.done.store(true, std::memory_order_release);
+        pool.notify_outside();
     });
-    std::unique_lock lock(call.mutex);
-    call.cv.wait(lock, [&call] { return call.done; });
+    pool.block_until([&call] { return call.done.load(std::memory_order_acquire); });
     if (call.error) std::rethrow_exception(call.error);
 }
 // ANCHOR_END: outside
@@ -149,37 +144,36 @@ class TaskGroup {
         // relaxed: the task that decrements is published to whoever runs it by the pool's
         // queue, after this increment
         pending_.fetch_add(1, std::memory_order_relaxed);
-        pool_.spawn([this, f = std::move(f)]() mutable {
+        pool_.spawn([this, &pool = pool_, f = std::move(f)]() mutable {
             try {
                 f();
             } catch (...) {
                 std::lock_guard lock(error_mutex_);
                 if (!error_) error_ = std::current_exception();
             }
-            // release: pairs with wait()'s acquire load. The last touch of the group: once
-            // it reads zero, wait() may return and the group may be destroyed.
-            pending_.fetch_sub(1, std::memory_order_release);
+            // acq_rel: pairs with wait()'s acquire loads. The last touch of the group: once it
+            // reads zero, wait() may return and the group may be destroyed — so the last task
+            // wakes an outside waiter through the pool.
+            if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pool.notify_outside();
         });
     }
 
-    // Returns when every task run() so far has finished (helping meanwhile, on a worker),
-    // then rethrows the first exception one of them threw.
+    // Returns when every task run() so far has finished, then rethrows the first exception
+    // one of them threw. On a worker it helps meanwhile; outside the pool it sleeps. (Not a
+    // helping task handed to the pool: a worker could pick that up while deep inside one of
+    // the group's own tasks, and then wait, on top of that task, for that task to finish.)
     void wait() {
-        if (!pool_.on_worker_thread()) {
-            if (pending_.load(std::memory_order_acquire) != 0)
-                detail::run_from_outside(pool_, [this] { help(); });
+        const auto done = [this] { return pending_.load(std::memory_order_acquire) == 0; };
+        if (pool_.on_worker_thread()) {
+            detail::help_until(pool_, done);
         } else {
-            help();
+            pool_.block_until(done);
         }
         std::lock_guard lock(error_mutex_);
         if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
     }
 
   private:
-    void help() {
-        detail::help_until(pool_, [this] { return pending_.load(std::memory_order_acquire) == 0; });
-    }
-
     ThreadPool& pool_;
     std::atomic<std::size_t> pending_{0};
     std::mutex error_mutex_;

@@ -1,10 +1,13 @@
-// Lesson 07: the pool of lesson 06 (a Chase-Lev deque per worker, the global injector,
-// parking) with what fork-join needs from it:
-//   - the deques hold Job*, a function pointer and whatever a job embeds behind it, so a join
-//     can put a job that lives on its own stack into the deque (no allocation per join);
-//   - try_run_one(), with which a worker waiting for a join keeps working instead of blocking;
-//   - idle detection with per-worker counters instead of one shared counter that every task
-//     would bounce between the cores.
+// Lesson 07: lesson 06's pool (a Chase-Lev deque per worker, the lock-free injector for spawns
+// from outside, idle workers parked) with what fork-join needs from it:
+//   - the deques hold Job*: a function pointer and whatever a job embeds behind it, so a join
+//     can put a job that lives in its own stack frame into the deque (no allocation per join);
+//   - try_run_one(): one step of the worker loop, with which a worker that waits for a join
+//     keeps working instead of blocking ("helping");
+//   - workers on big stacks, because helping nests.
+// And, so that the last lesson's pool is also the fastest: idle detection by per-worker
+// counters instead of one shared pending count that every task bounced between the cores, and
+// a short spin before parking.
 // fork_join.hpp builds join, TaskGroup, parallel_for and parallel_reduce on top.
 #pragma once
 
@@ -24,6 +27,7 @@
 
 #include "chase_lev_deque.hpp"
 #include "injector.hpp"
+#include "parker.hpp"
 
 namespace ws::lesson07 {
 
@@ -34,32 +38,54 @@ inline void cpu_relax() noexcept {
 #endif
 }
 
+// A small per-worker random number generator (xorshift64): picks victims.
+class XorShift {
+  public:
+    explicit XorShift(std::uint64_t seed) : state_(seed == 0 ? 0x9E3779B97F4A7C15u : seed) {}
+    std::uint64_t next() {
+        state_ ^= state_ << 13;
+        state_ ^= state_ >> 7;
+        state_ ^= state_ << 17;
+        return state_;
+    }
+
+  private:
+    std::uint64_t state_;
+};
+
 // ANCHOR: job
 // What the deques and the injector hold. `run` executes the job and must not throw; it may
-// free the job (a spawned task) or signal whoever waits for it (a join's stack job) — after
+// free the job (a spawned task) or release whoever waits for it (a join's stack job) — after
 // that the scheduler does not touch the job again.
 struct Job {
     void (*run)(Job* self) noexcept;
 };
 // ANCHOR_END: job
 
-// One worker per hardware thread (at least one).
-inline std::size_t default_num_workers() noexcept {
-    const unsigned n = std::thread::hardware_concurrency();
-    return n == 0 ? 1 : n;
-}
-
+// ANCHOR: config
 struct Config {
-    std::size_t num_workers = default_num_workers();  // 0 → std::invalid_argument
-    std::size_t local_queue_capacity = 256;           // initial slots of each worker's deque
-    std::size_t steal_attempts = 0;        // victims tried per search; 0: 2 * num_workers
-    std::uint32_t spins_before_park = 64;  // empty searches (with pauses) before sleeping
+    // Worker threads; 0 → std::invalid_argument.
+    std::size_t num_workers = default_workers();
+    // Initial capacity of each worker's deque (it grows when full).
+    std::size_t local_queue_capacity = 256;
+    // Rounds over every other worker's deque a search tries before it gives up.
+    std::size_t steal_attempts = 2;
+    // Searches (with a short pause between them) a worker out of work makes before it parks:
+    // work often comes back within microseconds, and a wake-up through the kernel costs tens.
+    std::uint32_t spins_before_park = 64;
     // Stack of each worker thread. Helping nests: a worker waiting in a join runs other tasks
-    // on top of its own frames, and a chain of nested joins is as deep as it is long. Only
-    // the pages a worker touches cost memory.
+    // on top of its own frames, and a chain of nested joins is as deep as it is long. Only the
+    // pages a worker touches cost memory.
     std::size_t stack_size = std::size_t{64} << 20;
-};
 
+    static std::size_t default_workers() noexcept {
+        const unsigned n = std::thread::hardware_concurrency();
+        return n == 0 ? 1 : n;
+    }
+};
+// ANCHOR_END: config
+
+// ANCHOR: class
 class ThreadPool {
   public:
     explicit ThreadPool(std::size_t num_workers);  // 0 → std::invalid_argument
@@ -69,35 +95,66 @@ class ThreadPool {
     ThreadPool(const ThreadPool&) = delete;
     ThreadPool& operator=(const ThreadPool&) = delete;
 
-    void spawn(Task task);  // from any thread
-    void wait_idle();       // from outside the pool; std::logic_error on a worker
+    // From one of this pool's workers: onto its own deque; from anywhere else: into the
+    // injector. Then wakes a sleeping worker if nobody is searching.
+    void spawn(Task task);
+
+    // Returns once every task spawned so far (and every task those spawned) has finished, then
+    // rethrows the first exception a task threw since the last wait_idle. From one of this
+    // pool's workers it would wait for itself, so it throws std::logic_error instead.
+    void wait_idle();
 
     std::size_t num_workers() const noexcept { return workers_.size(); }
     PoolStats stats() const;
 
+    // A worker looks at the injector before its own deque every kFairnessInterval-th task.
+    static constexpr std::uint64_t kFairnessInterval = 61;
+
     // ---- for fork_join.hpp ----
     // True when the calling thread is one of this pool's workers.
     bool on_worker_thread() const noexcept;
-    // Queues a job this pool does not own (it stays alive until it has run): on the calling
-    // worker's own deque, or in the injector from outside.
+    // Queues a job the pool does not own (it must stay alive until it has run): onto the
+    // calling worker's own deque, or into the injector from outside. Then wakes a sleeper if
+    // nobody is searching.
     void push(Job* job);
     // On a worker of this pool: runs one job — from its own deque, else the injector, else
-    // stolen from another worker — and returns true; false when none was found. From any
-    // other thread: std::logic_error.
+    // stolen from another worker — and returns true; false when it found none. From any other
+    // thread: std::logic_error.
     bool try_run_one();
+    // A thread outside the pool sleeps until done() is true. Whoever makes it true calls
+    // notify_outside() afterwards — which touches only the pool, so the waiter may destroy
+    // whatever done() looked at as soon as it sees it true.
+    template <typename Done>
+    void block_until(Done done);
+    void notify_outside();
 
   private:
-    struct Worker;
+    // What each worker owns; written only by its own thread except where said.
+    struct alignas(64) Worker {
+        Worker(const ThreadPool* owner, std::size_t i, std::size_t capacity)
+            : pool(owner), index(i), deque(capacity), rng(i + 1) {}
+        const ThreadPool* pool;
+        std::size_t index;
+        ChaseLevDeque<Job*> deque;
+        XorShift rng;
+        std::uint64_t until_fair = 0;  // jobs to look for until the injector comes first
+        // Idle detection (see idle_now): tasks this worker spawned, and completed.
+        alignas(64) std::atomic<std::uint64_t> spawned{0};
+        std::atomic<std::uint64_t> completed{0};
+        // Statistics; stats() reads a snapshot.
+        std::atomic<std::uint64_t> executed{0}, steals{0}, steal_attempts{0}, stolen_tasks{0},
+            injector_takes{0};
+    };
+
     void start_workers();
     void stop_and_join();
     void worker_loop(std::size_t index);
-    Job* find_work(Worker& w);
-    Job* steal_from_peers(Worker& w);
-    void run_job(Worker& w, Job* job);
-    bool work_visible() const;
-    void wake_one();
-    void park(Worker& w);
-    void announce_idle(Worker& w);
+    Job* find_job(Worker& me);
+    Job* take_injector(Worker& me);
+    Job* steal(Worker& me);
+    bool has_work_anywhere() const noexcept;
+    void run_job(Worker& me, Job* job);
+    void announce_idle(Worker& me);
     bool idle_now() const;
     void record_error(std::exception_ptr error);
     static void run_spawned(Job* job) noexcept;
@@ -105,17 +162,36 @@ class ThreadPool {
     static thread_local Worker* tl_worker_;  // the worker the calling thread is, if any
 
     Config config_;
-    std::vector<std::unique_ptr<Worker>> workers_;
-    Injector<Job*> injector_;
-    alignas(64) std::atomic<std::uint64_t> outside_spawned_{0};  // spawns by non-workers
-    alignas(64) std::atomic<int> sleepers_{0};                   // workers in park()
-    std::atomic<std::uint32_t> next_wake_{0};                    // where wake_one looks first
+    std::vector<std::unique_ptr<Worker>> workers_;  // fixed before the threads start
+    Parker parker_;
+    Injector<Job*> injector_;                                    // jobs from outside, oldest first
+    alignas(64) std::atomic<std::uint64_t> outside_spawned_{0};  // tasks spawned from outside
     alignas(64) std::atomic<int> idle_waiters_{0};               // threads in wait_idle
     std::atomic<std::uint32_t> idle_epoch_{0};  // bumped when a worker runs out of work
+    alignas(64) std::atomic<std::uint32_t> outside_epoch_{0};  // bumped by notify_outside
     std::atomic<bool> stopping_{false};
     std::mutex error_mutex_;
     std::exception_ptr first_error_;  // guarded by error_mutex_
     std::vector<pthread_t> threads_;  // started with config_.stack_size (std::thread cannot)
 };
+// ANCHOR_END: class
+
+// ANCHOR: block_until
+template <typename Done>
+void ThreadPool::block_until(Done done) {
+    for (;;) {
+        // The epoch first: a notify_outside after this load makes the wait return at once; one
+        // before it is seen here, and (acquire) so is what done() reads.
+        const std::uint32_t epoch = outside_epoch_.load(std::memory_order_seq_cst);
+        if (done()) return;
+        outside_epoch_.wait(epoch, std::memory_order_seq_cst);
+    }
+}
+
+inline void ThreadPool::notify_outside() {
+    outside_epoch_.fetch_add(1, std::memory_order_seq_cst);  // release: what done() reads
+    outside_epoch_.notify_all();                             // no system call when nobody waits
+}
+// ANCHOR_END: block_until
 
 }  // namespace ws::lesson07
