@@ -22,19 +22,27 @@ void bump(std::atomic<std::uint64_t>& counter) {
     counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
-// A task given to spawn(): the pool owns it and frees it once it has run.
-struct SpawnedTask : Job {
-    SpawnedTask(void (*fn)(Job*) noexcept, Task t, ThreadPool* p)
-        : Job{fn}, task(std::move(t)), pool(p) {}
-    Task task;
-    ThreadPool* pool;
+constexpr std::size_t kNodeBlock = 64;       // nodes allocated at once
+constexpr std::size_t kKeepPerWorker = 256;  // a worker's cache above this goes back
+
+std::atomic<std::uint64_t> g_next_pool_id{1};
+
+// The calling thread's cache of task nodes when it spawns from outside a pool: nodes of the
+// pool `pool_id` (from a pool that has since died they are dangling, and simply dropped).
+struct OutsideCache {
+    std::uint64_t pool_id = 0;
+    void* nodes = nullptr;
 };
+thread_local OutsideCache tl_outside_cache;
 
 }  // namespace
 
 ThreadPool::ThreadPool(std::size_t num_workers) : ThreadPool(with_workers(num_workers)) {}
 
-ThreadPool::ThreadPool(Config config) : config_(config), parker_(config.num_workers) {
+ThreadPool::ThreadPool(Config config)
+    : config_(config),
+      parker_(config.num_workers),
+      id_(g_next_pool_id.fetch_add(1, std::memory_order_relaxed)) {
     if (config_.num_workers == 0) {
         throw std::invalid_argument("ThreadPool: num_workers must be at least 1");
     }
@@ -85,7 +93,8 @@ bool ThreadPool::on_worker_thread() const noexcept {
 // ANCHOR: spawn
 void ThreadPool::spawn(Task task) {
     if (!task) throw std::invalid_argument("ThreadPool::spawn: the task is empty");
-    auto* job = new SpawnedTask(&run_spawned, std::move(task), this);
+    TaskNode* job = allocate_node();
+    job->task = std::move(task);
     if (on_worker_thread()) {
         // Counted before it is queued, so nobody can complete it uncounted. release: the push
         // below publishes it (seq_cst store of bottom) to whoever runs the task, and that
@@ -103,18 +112,89 @@ void ThreadPool::spawn(Task task) {
 // ANCHOR_END: spawn
 
 void ThreadPool::run_spawned(Job* job) noexcept {
-    auto* spawned = static_cast<SpawnedTask*>(job);
+    auto* node = static_cast<TaskNode*>(job);
+    ThreadPool* pool = node->pool;
+    Worker& me = *tl_worker_;
     try {
-        spawned->task();
+        node->task();
     } catch (...) {
-        spawned->pool->record_error(std::current_exception());
+        pool->record_error(std::current_exception());
     }
-    delete spawned;  // the captures die before the task counts as finished
+    node->task.reset();  // the captures die before the task counts as finished
+    pool->free_node(me, node);
     // release: whoever reads this count (idle_now) also sees the spawn counts of every task
     // this one spawned: they were stored before, by this thread.
-    std::atomic<std::uint64_t>& completed = tl_worker_->completed;
-    completed.store(completed.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    me.completed.store(me.completed.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 }
+
+// ANCHOR: nodes
+ThreadPool::TaskNode* ThreadPool::allocate_node() {
+    TaskNode* node = nullptr;
+    if (on_worker_thread()) {
+        Worker& me = *tl_worker_;
+        if (me.free_nodes == nullptr) {
+            // acquire: pairs with the release CAS in free_node — the nodes' fields are ours
+            me.free_nodes = returned_.exchange(nullptr, std::memory_order_acquire);
+            me.free_count = 0;  // unknown; only bounds how much we keep
+        }
+        if (me.free_nodes == nullptr) me.free_nodes = new_nodes();
+        node = me.free_nodes;
+        me.free_nodes = node->next;
+        if (me.free_count > 0) --me.free_count;
+        if (me.free_nodes != nullptr) __builtin_prefetch(me.free_nodes, 1);
+    } else {
+        OutsideCache& cache = tl_outside_cache;
+        if (cache.pool_id != id_) cache = {id_, nullptr};  // another pool's nodes: drop them
+        auto* cached = static_cast<TaskNode*>(cache.nodes);
+        if (cached == nullptr) cached = returned_.exchange(nullptr, std::memory_order_acquire);
+        if (cached == nullptr) cached = new_nodes();
+        node = cached;
+        cache.nodes = node->next;
+        // The next node's line is most likely in the cache of the worker that ran it: start
+        // bringing it over now, not when the next spawn needs it.
+        if (cache.nodes != nullptr) __builtin_prefetch(cache.nodes, 1);
+    }
+    node->next = nullptr;
+    return node;
+}
+
+// A chain of fresh nodes, in a block the pool owns.
+ThreadPool::TaskNode* ThreadPool::new_nodes() {
+    auto block = std::make_unique<TaskNode[]>(kNodeBlock);
+    for (std::size_t i = 0; i < kNodeBlock; ++i) {
+        block[i].run = &run_spawned;
+        block[i].pool = this;
+        block[i].next = i + 1 < kNodeBlock ? &block[i + 1] : nullptr;
+    }
+    TaskNode* first = block.get();
+    std::lock_guard lock(blocks_mutex_);
+    blocks_.push_back(std::move(block));
+    return first;
+}
+
+// On the worker that ran the node. Keeps it; a surplus goes back to the shared stack as one
+// chain (the pool's whole cache, in the flat-spawn case, flows from workers to the outside
+// spawner this way).
+void ThreadPool::free_node(Worker& me, TaskNode* node) noexcept {
+    node->next = me.free_nodes;
+    me.free_nodes = node;
+    if (++me.free_count < kKeepPerWorker) return;
+    TaskNode* first = me.free_nodes;
+    TaskNode* last = first;
+    while (last->next != nullptr)
+        last = last->next;
+    me.free_nodes = nullptr;
+    me.free_count = 0;
+    TaskNode* head = returned_.load(std::memory_order_relaxed);
+    do {
+        last->next = head;
+        // release: the chain's links (and the nodes' reset tasks) go with it; pairs with the
+        // acquire exchange in allocate_node. A push onto a stack that is only ever emptied
+        // whole has no ABA problem.
+    } while (!returned_.compare_exchange_weak(head, first, std::memory_order_release,
+                                              std::memory_order_relaxed));
+}
+// ANCHOR_END: nodes
 
 void ThreadPool::push(Job* job) {
     if (on_worker_thread()) {
