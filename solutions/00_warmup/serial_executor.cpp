@@ -14,8 +14,9 @@ void SerialExecutor::spawn(Task task) {
 
 // ANCHOR: run
 void SerialExecutor::run() {
-    // Take the task out of the queue before running it: the task may spawn, and push_back
-    // may invalidate references into the deque.
+    // Take the task out of the queue before running it: a task left at the front while it runs
+    // is still "queued" — a run() called from inside it would run it again, and pending()
+    // would count it.
     while (!queue_.empty()) {
         Task task = std::move(queue_.front());
         queue_.pop_front();

@@ -11,7 +11,7 @@ from . import build as b
 
 # The order contenders appear in, when present.
 ORDER = ["sequential", "lesson00", "lesson01", "lesson02", "lesson03", "lesson04", "lesson05",
-         "lesson06", "lesson07", "onetbb", "openmp"]
+         "lesson06", "lesson07", "onetbb", "openmp", "std::function", "ws::Task"]
 
 
 # The order workloads appear in, when present; others follow in the order they ran.
@@ -91,6 +91,15 @@ def medians(report: dict) -> dict[str, dict[str, float]]:
         WORKLOADS.index(item[0]) if item[0] in WORKLOADS else len(WORKLOADS))))
 
 
+def row_reference(row: dict[str, float], reference: str | None) -> str | None:
+    """The contender a workload's ratios are relative to: `reference` where it ran; otherwise
+    (e.g. ws::Task against std::function) the row's first contender in table order."""
+    if reference in row:
+        return reference
+    present = contenders_of({"": row})
+    return present[0] if present else None
+
+
 def fmt_ms(ms: float) -> str:
     for scale, unit in ((1.0, "ms"), (1e-3, "us"), (1e-6, "ns")):
         if ms >= scale or unit == "ns":
@@ -107,18 +116,20 @@ def print_table(table: dict[str, dict[str, float]], reference: str | None) -> No
     contenders = contenders_of(table)
     header = f"{'workload':<14}" + "".join(f"{c:>18}" for c in contenders)
     print("\nmedian wall time per run" +
-          (f"; in brackets, the ratio to {reference}" if reference else ""))
+          (f"; in brackets, the ratio to {reference} (or to the row's first contender where "
+           f"{reference} did not run)" if reference else ""))
     print(header)
     print("-" * len(header))
     for workload, row in table.items():
+        ref = row_reference(row, reference)
         cells = []
         for c in contenders:
             if c not in row:
                 cells.append(f"{'-':>18}")
                 continue
             cell = fmt_ms(row[c])
-            if reference and reference in row and row[reference] > 0:
-                cell += f" ({row[c] / row[reference]:.2f}x)"
+            if ref and row[ref] > 0:
+                cell += f" ({row[c] / row[ref]:.2f}x)"
             cells.append(f"{cell:>18}")
         print(f"{workload:<14}" + "".join(cells))
     notes = [NOTES[w] for w in table if w in NOTES]

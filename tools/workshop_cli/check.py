@@ -97,7 +97,7 @@ def _book() -> str:
                             capture_output=True, text=True)
         if ci.returncode != 0:
             raise StepFailed(f"npm ci failed:\n{ci.stderr[-3000:]}")
-    for script in ("build", "check"):
+    for script in ("test", "build", "check"):  # the preprocessor's unit tests first
         r = subprocess.run(["npm", "run", "--silent", script], cwd=book, capture_output=True,
                            text=True)
         if r.returncode != 0:

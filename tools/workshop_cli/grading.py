@@ -108,8 +108,8 @@ def markdown(grades: list[LessonGrade], total: float, threshold: float, what: st
             lines.append(f"| {name} | {e.number}: {e.title} | {e.passed}/{e.total} | {tsan} | "
                          f"{score} |")
         if g.tsan_clean is not None:
-            lines.append(f"| | TSan clean | {'yes' if g.tsan_clean else 'NO: data races reported'}"
-                         " | | |")
+            clean = "yes" if g.tsan_clean else "NO: data races reported"
+            lines.append(f"| | TSan clean: {clean} | | | |")
     lines += ["", f"Scoring: each lesson counts equally; within a lesson, {GPP_WEIGHT:.0%} for "
               f"the tests passing under g++ and {TSAN_WEIGHT:.0%} for the same tests passing "
               "under ThreadSanitizer.", ""]
