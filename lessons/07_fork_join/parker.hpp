@@ -1,4 +1,7 @@
-// Lesson 05's parker (as in lesson 06), unchanged under ws::lesson07: parking idle workers.
+// Lesson 05's parker (as in lesson 06) under ws::lesson07, with one change: end_search() takes
+// the same recheck as park() and wakes another worker only if there is work to share — so the
+// worker that a spawn woke runs that task at once, instead of first paying a system call to
+// wake a second worker for nothing (lesson 07: half the wake-up latency).
 //
 // A worker with nothing to do should sleep (no CPU), wake promptly when work arrives, never
 // sleep through a task that was published while it was deciding to sleep (a lost wake-up), and
@@ -52,10 +55,14 @@ class Parker {
     // A searching worker found a task. If it was the last searcher, nobody is
     // looking any more, and a spawn that saw it searching relied on it: wake one sleeper to
     // take over the search ("the last searcher to find work wakes another").
-    void end_search() noexcept {
+    // Lesson 07: only if has_work() (park()'s recheck) still sees work after this transition.
+    // A spawn that relied on us saw searching > 0, so its publication and its load come before
+    // our RMW in S, and the recheck after the RMW sees its task (or whoever took it).
+    template <typename HasWork>
+    void end_search(HasWork&& has_work) noexcept {
         // seq_cst: orders this transition in S against spawners' loads (see notify_one()).
         const std::uint64_t prev = state_.fetch_sub(kSearcher, std::memory_order_seq_cst);
-        if (searching(prev) == 1 && sleepers(prev) > 0) wake_one();
+        if (searching(prev) == 1 && sleepers(prev) > 0 && has_work()) wake_one();
     }
 
     // Announce, recheck, sleep. `has_work()` must look at every queue a task can be published
@@ -131,9 +138,10 @@ class Parker {
 // Searching adds one case: L sees searching > 0 and wakes nobody. Then some worker W was
 // searching at L; W's next transition comes after L in S and is one of:
 //   - park(): its A comes after L, so as above its recheck sees the task;
-//   - end_search() as the last searcher: it wakes a sleeper if there is one (who, woken as a
-//     searcher, scans after that point), and if nobody sleeps every worker is busy and will
-//     begin_search() and scan (after L) when its task is done;
+//   - end_search() as the last searcher: its recheck comes after its RMW, so after L, and sees
+//     the spawn's task unless someone took it already; then it wakes a sleeper if there is one
+//     (who, woken as a searcher, scans after that point), and if nobody sleeps every worker is
+//     busy and will begin_search() and scan (after L) when its task is done;
 //   - end_search() with other searchers left: the same argument applies to the last of them.
 template <typename HasWork>
 bool Parker::park(HasWork&& has_work) {

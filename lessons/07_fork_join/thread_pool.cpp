@@ -240,7 +240,7 @@ void ThreadPool::worker_loop(std::size_t index) {
         if (job != nullptr) {
             // A searcher that found work stops searching; if it was the last searcher, the
             // parker wakes another worker, since there may be more where this came from.
-            if (searching) parker_.end_search();
+            if (searching) parker_.end_search([this] { return has_work_anywhere(); });
             searching = false;
             run_job(me, job);
             continue;
