@@ -87,9 +87,9 @@ void join(ThreadPool& pool, A&& a, B&& b) {
         return;
     }
     // TODO(exercise 2): put b into a detail::StackJob on this stack frame and pool.push() it
-    // (onto this worker's deque, where a thief can take it); run a() here; then
-    // detail::help_until the job's `done` flag is set (acquire) — if nobody stole b, the first
-    // job try_run_one pops is b itself.
+    // (onto this worker's deque, where a thief can take it); run a() here. Then, if
+    // pool.take_back(&job) says nobody stole b, call b() right here; otherwise
+    // detail::help_until the job's `done` flag is set (acquire).
     // TODO(exercise 4): if a() throws, b may be running on another worker, and its job lives
     // in this frame: catch a's exception, still wait for b, then rethrow a's exception — or
     // b's (the job's `error`) if only b threw.

@@ -1,5 +1,6 @@
 #include "thread_pool.hpp"
 
+#include <optional>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
@@ -208,6 +209,17 @@ bool ThreadPool::try_run_one() {
     // throw std::logic_error). Find one job with find_work(*tl_worker_) — its own deque, then
     // the injector, then a steal — run it with run_job and return true; false if none.
     throw NotImplemented("lesson 07, exercise 1: ThreadPool::try_run_one");
+}
+
+bool ThreadPool::take_back(Job* job) {
+    if (!on_worker_thread())
+        throw std::logic_error("ThreadPool::take_back: only a worker of this pool has a deque");
+    ChaseLevDeque<Job*>& deque = tl_worker_->deque;
+    const std::optional<Job*> newest = deque.pop();
+    if (!newest) return false;  // stolen (or the deque was empty)
+    if (*newest == job) return true;
+    deque.push(*newest);  // someone else's job (a task spawned meanwhile): put it back
+    return false;
 }
 
 void ThreadPool::run_job(Worker& me, Job* job) {

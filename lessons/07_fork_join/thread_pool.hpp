@@ -116,6 +116,10 @@ class ThreadPool {
     // stolen from another worker — and returns true; false when it found none. From any other
     // thread: std::logic_error.
     bool try_run_one();
+    // On a worker of this pool: if the newest job in its own deque is `job`, takes it out and
+    // returns true (the caller runs it itself); otherwise returns false and leaves the deque
+    // as it was. join's fast path: when nobody stole b, b is still on top.
+    bool take_back(Job* job);
     // A thread outside the pool sleeps until done() is true. Whoever makes it true calls
     // notify_outside() afterwards — which touches only the pool, so the waiter may destroy
     // whatever done() looked at as soon as it sees it true.

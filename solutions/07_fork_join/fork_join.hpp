@@ -116,8 +116,20 @@ void join(ThreadPool& pool, A&& a, B&& b) {
     } catch (...) {
         error_a = std::current_exception();  // b may be running elsewhere: wait for it first
     }
-    // If nobody stole b, the first job we pop is b itself and we run it inline. Otherwise we
-    // run other work (ours, then stolen) until the thief has finished b.
+    // Fast path: nobody stole b, so it is still the newest job in our deque. Take it back and
+    // run it as a plain call.
+    if (pool.take_back(&job_b)) {
+        if (!error_a) {
+            b();
+            return;
+        }
+        try {
+            b();
+        } catch (...) {
+        }
+        std::rethrow_exception(error_a);  // a's exception wins
+    }
+    // b was stolen: run other work (ours, then stolen) until the thief has finished b.
     detail::help_until(pool, [&job_b] { return job_b.done.load(std::memory_order_acquire); });
     if (error_a) std::rethrow_exception(error_a);
     if (job_b.error) std::rethrow_exception(job_b.error);

@@ -1,5 +1,6 @@
 #include "thread_pool.hpp"
 
+#include <optional>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
@@ -215,6 +216,19 @@ bool ThreadPool::try_run_one() {
     return true;
 }
 // ANCHOR_END: try_run_one
+
+// ANCHOR: take_back
+bool ThreadPool::take_back(Job* job) {
+    if (!on_worker_thread())
+        throw std::logic_error("ThreadPool::take_back: only a worker of this pool has a deque");
+    ChaseLevDeque<Job*>& deque = tl_worker_->deque;
+    const std::optional<Job*> newest = deque.pop();
+    if (!newest) return false;  // stolen (or the deque was empty)
+    if (*newest == job) return true;
+    deque.push(*newest);  // someone else's job (a task spawned meanwhile): put it back
+    return false;
+}
+// ANCHOR_END: take_back
 
 void ThreadPool::run_job(Worker& me, Job* job) {
     bump(me.executed);
