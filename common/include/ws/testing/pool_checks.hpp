@@ -1,0 +1,72 @@
+// Checks of the ThreadPool contract (DESIGN.md) that every lesson's tests repeat, written once
+// for any pool with spawn, wait_idle and a (std::size_t) constructor. Each returns what it saw;
+// the test decides what to expect, so a failure message can name the lesson's exercise.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+
+#include "ws/testing/harness.hpp"
+#include "ws/testing/wait.hpp"
+
+namespace ws::testing {
+
+// What a task saw when it called wait_idle on its own pool.
+enum class WaitIdleFromTask { kLogicError, kReturned, kOtherException, kNeverRan };
+
+template <typename Pool>
+WaitIdleFromTask call_wait_idle_from_a_task(Pool& pool) {
+    std::atomic<WaitIdleFromTask> outcome{WaitIdleFromTask::kNeverRan};
+    pool.spawn([&] {
+        try {
+            pool.wait_idle();
+            outcome = WaitIdleFromTask::kReturned;
+        } catch (const std::logic_error&) {
+            outcome = WaitIdleFromTask::kLogicError;
+        } catch (...) {
+            outcome = WaitIdleFromTask::kOtherException;
+        }
+    });
+    pool.wait_idle();
+    return outcome.load();
+}
+
+// CPU time the whole process used during `window` while `pool` sat idle, measured from
+// `settle` after one task ran; nullopt if that task never ran. The least of `tries` windows in a
+// row: a busy machine (other tests, other builds) can only add to what a window measures, so
+// the least is the closest to what the pool itself costs.
+template <typename Pool>
+std::optional<double> idle_cpu_seconds(Pool& pool, std::chrono::milliseconds settle,
+                                       std::chrono::milliseconds window, int tries = 3) {
+    std::atomic<bool> ran{false};
+    pool.spawn([&] { ran = true; });
+    if (!wait_until([&] { return ran.load(); }, std::chrono::seconds(10) * slowdown())) {
+        return std::nullopt;
+    }
+    std::this_thread::sleep_for(settle);
+    double least = 1e30;
+    for (int i = 0; i < tries; ++i) {
+        const double before = process_cpu_seconds();
+        std::this_thread::sleep_for(window);
+        const double used = process_cpu_seconds() - before;
+        if (used < least) least = used;
+    }
+    return least;
+}
+
+// How long destroying a pool of `workers` takes once it has been idle for `settle`.
+template <typename Pool>
+std::chrono::steady_clock::duration time_to_destroy_idle(std::size_t workers,
+                                                         std::chrono::milliseconds settle) {
+    std::optional<Pool> pool(std::in_place, workers);
+    std::this_thread::sleep_for(settle);
+    const auto t0 = std::chrono::steady_clock::now();
+    pool.reset();
+    return std::chrono::steady_clock::now() - t0;
+}
+
+}  // namespace ws::testing

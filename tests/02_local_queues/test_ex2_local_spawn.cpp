@@ -1,0 +1,170 @@
+// Lesson 02, exercise 2: a worker spawns onto its own queue and runs its own newest task first.
+// Tasks from outside still go through the shared queue, and lesson 01's contract still holds.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include <ws/testing/exactly_once.hpp>
+#include <ws/testing/pool_checks.hpp>
+#include <ws/testing/task_trees.hpp>
+#include <ws/testing/wait.hpp>
+
+#include "exercises.hpp"
+#include "thread_pool.hpp"
+
+using namespace std::chrono_literals;
+using ws::lesson02::ThreadPool;
+using ws::testing::slowdown;
+using ws::testing::wait_until;
+
+TEST(Lesson02Ex2, ZeroWorkersIsAnError) {
+    EXPECT_THROW(ThreadPool pool(0), std::invalid_argument);
+}
+
+TEST(Lesson02Ex2, OnOneWorkerTasksSpawnedByATaskRunNewestFirst) {
+    std::vector<int> log;  // only the one worker writes it; wait_idle orders the reads after
+    ThreadPool pool(1);
+    pool.spawn([&] {
+        for (int i = 1; i <= 5; ++i)
+            pool.spawn([&log, i] { log.push_back(i); });
+    });
+    pool.wait_idle();
+    EXPECT_EQ(log, (std::vector<int>{5, 4, 3, 2, 1}))
+        << "a task spawned by a worker goes to the back of that worker's own queue, and the "
+           "worker pops its newest task first";
+}
+
+TEST(Lesson02Ex2, OnOneWorkerTasksFromOutsideRunOldestFirst) {
+    std::vector<int> log;
+    ThreadPool pool(1);
+    for (int i = 1; i <= 5; ++i)
+        pool.spawn([&log, i] { log.push_back(i); });
+    pool.wait_idle();
+    EXPECT_EQ(log, (std::vector<int>{1, 2, 3, 4, 5}))
+        << "tasks from outside go through the shared queue, oldest first";
+}
+
+TEST(Lesson02Ex2, EveryOneOf200000TasksRunsExactlyOnce) {
+    // 1,000 parents from two outside threads (shared queue), each spawning 199 children from
+    // inside the pool (local queues): 200,000 tasks.
+    constexpr std::size_t kParents = 1000, kChildren = 199, kPerParent = 1 + kChildren;
+    ws::testing::ExactlyOnce seen(kParents * kPerParent);
+    ThreadPool pool(2);
+    auto spawn_parents = [&](std::size_t from, std::size_t to) {
+        for (std::size_t p = from; p < to; ++p) {
+            pool.spawn([&, p] {
+                seen.mark(p * kPerParent);
+                for (std::size_t c = 1; c <= kChildren; ++c)
+                    pool.spawn([&seen, id = p * kPerParent + c] { seen.mark(id); });
+            });
+        }
+    };
+    std::thread a(spawn_parents, 0, kParents / 2), b(spawn_parents, kParents / 2, kParents);
+    a.join();
+    b.join();
+    pool.wait_idle();
+    EXPECT_TRUE(seen.verify());
+    EXPECT_EQ(pool.stats().executed(), kParents * kPerParent);
+}
+
+TEST(Lesson02Ex2, TheSpawnTreeCountsExactly) {
+    constexpr unsigned kDepth = 15;  // 65,535 tasks
+    for (std::size_t workers : {1, 2, 4}) {
+        EXPECT_EQ(ws::testing::count_binary_tree<ThreadPool>(workers, kDepth),
+                  ws::testing::binary_tree_nodes(kDepth))
+            << "with " << workers << " workers";
+    }
+}
+
+TEST(Lesson02Ex2, WaitIdleWaitsForAChainOfTasksEachSpawningTheNext) {
+    // At most one task exists at any moment, and while it runs every queue is empty: only the
+    // pending count knows that more is coming.
+    constexpr int kLinks = 20;
+    std::atomic<int> ran{0};
+    ThreadPool pool(2);
+    std::function<void(int)> link = [&](int i) {
+        std::this_thread::sleep_for(1ms);
+        ran.fetch_add(1);
+        if (i + 1 < kLinks) pool.spawn([&link, i] { link(i + 1); });
+    };
+    pool.spawn([&] { link(0); });
+    pool.wait_idle();
+    EXPECT_EQ(ran.load(), kLinks) << "wait_idle returned before the last task of the chain ran";
+}
+
+TEST(Lesson02Ex2, WaitIdleFromInsideATaskIsALogicError) {
+    ThreadPool pool(2);
+    EXPECT_EQ(ws::testing::call_wait_idle_from_a_task(pool),
+              ws::testing::WaitIdleFromTask::kLogicError)
+        << "wait_idle on a worker must throw std::logic_error";
+}
+
+TEST(Lesson02Ex2, AnExceptionFromASpawnedTaskIsRethrownAfterTheOthersRan) {
+    std::atomic<int> ran{0};
+    ThreadPool pool(2);
+    pool.spawn([&] {
+        for (int i = 0; i < 1000; ++i) {
+            pool.spawn([&ran, i] {
+                if (i == 500) throw std::runtime_error("task 500 failed");
+                ran.fetch_add(1);
+            });
+        }
+    });
+    EXPECT_THROW(pool.wait_idle(), std::runtime_error);
+    EXPECT_EQ(ran.load(), 999);
+    EXPECT_NO_THROW(pool.wait_idle()) << "the exception was already reported";
+}
+
+TEST(Lesson02Ex2, TheDestructorRunsTasksStillOnLocalQueues) {
+    std::atomic<int> ran{0};
+    {
+        ThreadPool pool(2);
+        pool.spawn([&] {
+            for (int i = 0; i < 1000; ++i)
+                pool.spawn([&] { ran.fetch_add(1); });
+        });
+    }  // ~ThreadPool
+    EXPECT_EQ(ran.load(), 1000) << "the destructor must run every task already spawned";
+}
+
+TEST(Lesson02Ex2, ATaskCanSpawnIntoAnotherPool) {
+    // A worker of `a` is not a worker of `b`: its spawns into `b` go to b's shared queue, not
+    // to a queue of b picked by a's worker index.
+    ThreadPool a(3), b(1);
+    std::mutex m;
+    std::set<std::thread::id> b_threads;
+    std::atomic<int> ran{0};
+    for (int i = 0; i < 300; ++i) {
+        a.spawn([&] {
+            b.spawn([&] {
+                {
+                    std::lock_guard lock(m);
+                    b_threads.insert(std::this_thread::get_id());
+                }
+                ran.fetch_add(1);
+            });
+        });
+    }
+    a.wait_idle();
+    b.wait_idle();
+    EXPECT_EQ(ran.load(), 300);
+    EXPECT_EQ(b_threads.size(), 1u) << "b has one worker; all of b's tasks run on it";
+}
+
+TEST(Lesson02Ex2, StatsCountEveryExecutedTaskPerWorker) {
+    ThreadPool pool(3);
+    for (int i = 0; i < 5000; ++i)
+        pool.spawn([] {});
+    pool.wait_idle();
+    const ws::PoolStats s = pool.stats();
+    ASSERT_EQ(s.executed_per_worker.size(), 3u);
+    EXPECT_EQ(s.executed(), 5000u);
+}

@@ -1,0 +1,96 @@
+// Lesson 02, exercise 3: an idle worker steals the oldest task of a random other worker.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+
+#include <ws/testing/exactly_once.hpp>
+#include <ws/testing/stress.hpp>
+#include <ws/testing/task_trees.hpp>
+#include <ws/testing/wait.hpp>
+
+#include "exercises.hpp"
+#include "thread_pool.hpp"
+
+using namespace std::chrono_literals;
+using ws::lesson02::ThreadPool;
+using ws::testing::slowdown;
+using ws::testing::wait_until;
+
+TEST(Lesson02Ex3, WorkSpawnedByOneTaskIsRunByBothWorkers) {
+    // One task spawns 64 children onto its worker's queue. Each child holds its worker until a
+    // second thread has run a child too (bounded), so the only way to finish quickly is for the
+    // other worker to steal.
+    constexpr int kChildren = 64;
+    std::mutex m;
+    std::set<std::thread::id> threads;
+    ThreadPool pool(2);
+    pool.spawn([&] {
+        for (int i = 0; i < kChildren; ++i) {
+            pool.spawn([&] {
+                {
+                    std::lock_guard lock(m);
+                    threads.insert(std::this_thread::get_id());
+                }
+                wait_until(
+                    [&] {
+                        std::lock_guard lock(m);
+                        return threads.size() >= 2;
+                    },
+                    5ms * slowdown());
+            });
+        }
+    });
+    pool.wait_idle();
+    const ws::PoolStats s = pool.stats();
+    ASSERT_EQ(s.executed_per_worker.size(), 2u);
+    EXPECT_GT(s.executed_per_worker[0], 0u);
+    EXPECT_GT(s.executed_per_worker[1], 0u);
+    EXPECT_GT(s.steals, 0u) << "the children sat on one worker's queue: the other worker must "
+                               "steal them";
+    EXPECT_EQ(s.stolen_tasks, s.steals) << "in lesson 02 every steal moves exactly one task";
+    EXPECT_GE(s.steal_attempts, s.steals);
+    EXPECT_EQ(s.executed(), 1u + kChildren);
+}
+
+TEST(Lesson02Ex3, IdleWorkersCountTheirFailedStealAttempts) {
+    ThreadPool pool(2);
+    pool.spawn([] {});
+    pool.wait_idle();
+    EXPECT_TRUE(wait_until([&] { return pool.stats().steal_attempts > 0; }, 2s * slowdown()))
+        << "an idle worker looks in the other queues, and counts each try in steal_attempts";
+    const ws::PoolStats s = pool.stats();
+    EXPECT_GE(s.steal_attempts, s.steals);
+}
+
+TEST(Lesson02Ex3, AOneWorkerPoolNeverSteals) {
+    ThreadPool pool(1);
+    for (int i = 0; i < 100; ++i)
+        pool.spawn([&pool] { pool.spawn([] {}); });
+    pool.wait_idle();
+    const ws::PoolStats s = pool.stats();
+    EXPECT_EQ(s.steal_attempts, 0u) << "there is no other worker to steal from";
+    EXPECT_EQ(s.steals, 0u);
+}
+
+TEST(Lesson02Ex3, EveryTaskRunsExactlyOnceWhileFourWorkersSteal) {
+    // More workers than cores, random trees started from outside: every worker steals from
+    // every other.
+    constexpr std::size_t kTasks = 20'000;
+    ThreadPool pool(4);
+    std::uint64_t total_steals = 0;
+    const auto rounds =
+        ws::testing::stress(40, 5s * slowdown(), [&](std::mt19937_64& rng, std::uint64_t) {
+            ws::testing::ExactlyOnce seen(kTasks);
+            ws::testing::run_random_trees(pool, seen, rng);
+            ASSERT_TRUE(seen.verify());
+            total_steals = pool.stats().steals;
+        });
+    EXPECT_GT(rounds, 0u);
+    EXPECT_GT(total_steals, 0u) << "four workers on random trees and not one steal";
+}
