@@ -95,9 +95,16 @@ bool ThreadPool::on_worker_thread() const noexcept {
 
 void ThreadPool::spawn(Task task) {
     if (!task) throw std::invalid_argument("ThreadPool::spawn: the task is empty");
+    const bool on_worker = on_worker_thread();
+    if (!on_worker) {
+        // Counted before it is queued, so nobody can complete it uncounted. seq_cst RMW:
+        // outside threads share this counter. (First, while nothing waits in the store buffer
+        // for the node's cache line to arrive.)
+        outside_spawned_.fetch_add(1, std::memory_order_seq_cst);
+    }
     TaskNode* job = allocate_node();
     job->task = std::move(task);
-    if (on_worker_thread()) {
+    if (on_worker) {
         // Counted before it is queued, so nobody can complete it uncounted. release: the push
         // below publishes it (seq_cst store of bottom) to whoever runs the task, and that
         // worker's release of its completed count passes it on to idle_now().
@@ -105,8 +112,6 @@ void ThreadPool::spawn(Task task) {
         spawned.store(spawned.load(std::memory_order_relaxed) + 1, std::memory_order_release);
         tl_worker_->deque.push(job);  // seq_cst store of bottom: in S before notify_one's load
     } else {
-        // seq_cst RMW: outside threads share this counter.
-        outside_spawned_.fetch_add(1, std::memory_order_seq_cst);
         injector_.push(job);  // seq_cst CAS on the tail: in S before notify_one's load
     }
     parker_.notify_one();
@@ -231,23 +236,35 @@ void ThreadPool::worker_loop(std::size_t index) {
     Worker& me = *workers_[index];
     tl_worker_ = &me;
     bool searching = false;
+    // Looks for work `rounds` times, with a short pause before each look.
+    const auto spin = [this, &me](std::uint32_t rounds) -> Job* {
+        for (std::uint32_t r = 0; r < rounds; ++r) {
+            for (int i = 0; i < 16; ++i)
+                cpu_relax();
+            if (Job* job = find_job(me)) return job;
+        }
+        return nullptr;
+    };
     for (;;) {
         Job* job = find_job(me);
-        if (job == nullptr) {
-            if (!searching) {
-                // Out of work: tell wait_idle, and count as a searcher. Spawns that see a
-                // searcher rely on it to find their task (see Parker::park()).
-                announce_idle(me);
+        if (job == nullptr && !searching) {
+            // Out of work: tell wait_idle. Then look again for a while before telling the
+            // parker: a worker that runs dry for a moment (a flat spawn from outside does that
+            // to it all the time) then changes no shared state, and spawners' notify_one()
+            // keeps reading a cached line.
+            announce_idle(me);
+            job = spin(config_.spins_before_park / 2);
+            if (job == nullptr) {
+                // Count as a searcher: spawns that see one rely on it to find their task
+                // (see Parker::park()).
                 parker_.begin_search();
                 searching = true;
             }
+        }
+        if (job == nullptr) {
             // Look again for a while before thinking of sleep (also after a wake-up): work
             // often comes back within microseconds, and a sleep and wake-up cost tens of them.
-            for (std::uint32_t spin = 0; spin < config_.spins_before_park && !job; ++spin) {
-                for (int i = 0; i < 16; ++i)
-                    cpu_relax();
-                job = find_job(me);
-            }
+            job = spin(config_.spins_before_park);
         }
         if (job != nullptr) {
             // A searcher that found work stops searching; if it was the last searcher, the
