@@ -3,6 +3,7 @@ print each workload's contenders side by side as medians and ratios."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from collections import defaultdict
 from pathlib import Path
@@ -42,6 +43,20 @@ def list_benchmarks(exe: Path, bench_filter: str | None) -> list[str]:
     return [_short(line.strip()) for line in out.splitlines() if "/" in line]
 
 
+def busy_warning() -> None:
+    """Says so when other processes keep the machine busy: every contender then gets less than
+    its cores, and unevenly, so times and ratios are noisy."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return
+    cores = os.cpu_count() or 1
+    if load > 0.5:
+        b.progress(f"note: the load average is {load:.1f} on {cores} cores before the run: other "
+                   "processes compete for the CPU, so the numbers will be noisy (parallel "
+                   "contenders suffer most); for figures to quote, run on a quiet machine")
+
+
 def run_benchmark(binary: str, out_json: Path, *, repetitions: int, min_time: float,
                   bench_filter: str | None = None) -> dict:
     b.build("bench", [binary])
@@ -52,6 +67,7 @@ def run_benchmark(binary: str, out_json: Path, *, repetitions: int, min_time: fl
            "--benchmark_report_aggregates_only=true"]
     if bench_filter:
         cmd.append(f"--benchmark_filter={bench_filter}")
+    busy_warning()
     names = list_benchmarks(exe, bench_filter)
     b.progress(f"running {binary}: {len(names)} benchmarks, {repetitions} repetitions of each "
                "(the medians are compared) ...")
