@@ -18,6 +18,13 @@
 //
 // Reclamation (who frees a block, and why nobody can still touch it): see release_reads().
 //
+// Progress: no locks, and every claim is one CAS that fails only because another thread's
+// succeeded. Strictly it is not lock-free: a thread that stalls in one of two windows of a few
+// instructions makes others wait for it — a producer between its claim and the write of its
+// slot (the consumer of that slot waits), and the thread that took a block's last slot until it
+// has moved that end to the next block (the others at that end wait). The same trade-off as
+// crossbeam's Injector (which Rayon uses); it buys one CAS per item and no ABA problem.
+//
 // Memory orderings: no standalone fences (clang 14's ThreadSanitizer does not model them). The
 // claim of a tail position is a seq_cst CAS and every empty check loads the tail with seq_cst,
 // so a pool can use the injector in a Dekker-style "publish, then check for sleepers" /
@@ -95,8 +102,8 @@ class Injector {
     ws::Steal<T> steal();
 
     // Any thread, usually a worker that owns `dest`: claims up to kMaxBatch + 1 of the oldest
-    // items (about half of what its block holds), returns the oldest and pushes the others into
-    // `dest`, oldest first. One CAS for the whole batch.
+    // items (about half of what is queued, within the head's block), returns the oldest and
+    // pushes the others into `dest`, oldest first. One CAS for the whole batch.
     ws::Steal<T> steal_batch_and_pop(ChaseLevDeque<T>& dest);
 
     // True if no item is inside. The tail is loaded with seq_cst (see the top of this file).
@@ -107,7 +114,8 @@ class Injector {
         const std::uint64_t head = head_.index.load(std::memory_order_acquire);
         // seq_cst: the recheck of a worker about to sleep; pairs with push's seq_cst CAS.
         const std::uint64_t tail = tail_.index.load(std::memory_order_seq_cst);
-        return head >= tail;
+        // Counted in real slots: a head at a phantom offset equals slot 0 of the next block.
+        return logical(head) >= logical(tail);
     }
 
     // Items inside; approximate under concurrency.
@@ -182,6 +190,34 @@ class Injector {
         return value;
     }
 
+    // A consumer's view before a claim: the head's position, offset and block, and the tail,
+    // loaded in that order once the head is not at a phantom offset.
+    struct HeadView {
+        std::uint64_t head;
+        std::uint64_t offset;
+        Block* block;
+        std::uint64_t tail;
+    };
+    HeadView view_head() const noexcept {
+        detail::Backoff backoff;
+        for (;;) {
+            // acquire: pairs with the release store of head_.index in advance_head(): we see
+            // head_.block pointing to the block of this position (or a later one).
+            const std::uint64_t head = head_.index.load(std::memory_order_acquire);
+            const std::uint64_t offset = head % kLap;
+            if (offset == kBlockSize) {  // a consumer is moving the head to the next block
+                backoff.wait();
+                continue;
+            }
+            // acquire: pairs with the release store of head_.block in advance_head(). Not
+            // dereferenced before the caller's CAS succeeds (a stale block makes it fail).
+            Block* block = head_.block.load(std::memory_order_acquire);
+            // seq_cst: see is_empty(). Loaded after the head, so it is never behind it.
+            const std::uint64_t tail = tail_.index.load(std::memory_order_seq_cst);
+            return {head, offset, block, tail};
+        }
+    }
+
     void advance_head(Block* block, std::uint64_t phantom);
     void release_reads(Block* block, std::uint64_t n) noexcept;
 
@@ -244,69 +280,44 @@ void Injector<T>::push(T item) {
 
 template <typename T>
 ws::Steal<T> Injector<T>::steal() {
-    detail::Backoff backoff;
-    for (;;) {
-        // acquire: pairs with the release store of head_.index in advance_head(): we see
-        // head_.block pointing to the block of this position (or a later one).
-        std::uint64_t head = head_.index.load(std::memory_order_acquire);
-        const std::uint64_t offset = head % kLap;
-        if (offset == kBlockSize) {  // a consumer is moving the head to the next block
-            backoff.wait();
-            continue;
-        }
-        // acquire: pairs with the release store of head_.block in advance_head(). Not
-        // dereferenced before our CAS succeeds (a stale block makes the CAS fail).
-        Block* block = head_.block.load(std::memory_order_acquire);
-        // seq_cst: see is_empty(). Loaded after the head, so it is never behind it.
-        const std::uint64_t tail = tail_.index.load(std::memory_order_seq_cst);
-        if (head >= tail) return ws::Steal<T>::empty();
-        // seq_cst: claims position `head` against the other consumers (one CAS wins). An
-        // acq_rel CAS would do for the queue itself; seq_cst costs the same `lock cmpxchg` on
-        // x86 and keeps every claim in S. Failure: relaxed, we report the lost race.
-        if (!head_.index.compare_exchange_strong(head, head + 1, std::memory_order_seq_cst,
-                                                 std::memory_order_relaxed)) {
-            return ws::Steal<T>::retry();
-        }
-        // The slot is ours. The block cannot be freed before we release our read below.
-        if (offset + 1 == kBlockSize) advance_head(block, head + 1);
-        T value = take(block->slots[offset]);
-        release_reads(block, 1);
-        return ws::Steal<T>::success(std::move(value));
+    auto [head, offset, block, tail] = view_head();
+    if (head >= tail) return ws::Steal<T>::empty();
+    // seq_cst: claims position `head` against the other consumers (one CAS wins). An acq_rel
+    // CAS would do for the queue itself; seq_cst costs the same `lock cmpxchg` on x86 and keeps
+    // every claim in S. Failure: relaxed, we report the lost race.
+    if (!head_.index.compare_exchange_strong(head, head + 1, std::memory_order_seq_cst,
+                                             std::memory_order_relaxed)) {
+        return ws::Steal<T>::retry();
     }
+    // The slot is ours. The block cannot be freed before we release our read below.
+    if (offset + 1 == kBlockSize) advance_head(block, head + 1);
+    T value = take(block->slots[offset]);
+    release_reads(block, 1);
+    return ws::Steal<T>::success(std::move(value));
 }
 
 template <typename T>
 ws::Steal<T> Injector<T>::steal_batch_and_pop(ChaseLevDeque<T>& dest) {
-    detail::Backoff backoff;
-    for (;;) {
-        // acquire/acquire/seq_cst: as in steal().
-        std::uint64_t head = head_.index.load(std::memory_order_acquire);
-        const std::uint64_t offset = head % kLap;
-        if (offset == kBlockSize) {
-            backoff.wait();
-            continue;
-        }
-        Block* block = head_.block.load(std::memory_order_acquire);
-        const std::uint64_t tail = tail_.index.load(std::memory_order_seq_cst);
-        if (head >= tail) return ws::Steal<T>::empty();
-        // Claimed tail positions in this block: up to the tail if it lies in the same block
-        // (its offset may be the phantom one: then every slot is claimed), else to the end.
-        const std::uint64_t in_block =
-            (tail / kLap == head / kLap) ? tail - head : kBlockSize - offset;
-        // About half, so that other workers still find some; at least one.
-        const std::uint64_t n = std::min((in_block + 1) / 2, kMaxBatch + 1);
-        // seq_cst: claims positions [head, head + n) at once; see steal().
-        if (!head_.index.compare_exchange_strong(head, head + n, std::memory_order_seq_cst,
-                                                 std::memory_order_relaxed)) {
-            return ws::Steal<T>::retry();
-        }
-        if (offset + n == kBlockSize) advance_head(block, head + n);
-        T first = take(block->slots[offset]);
-        for (std::uint64_t i = 1; i < n; ++i)
-            dest.push(take(block->slots[offset + i]));
-        release_reads(block, n);
-        return ws::Steal<T>::success(std::move(first));
+    auto [head, offset, block, tail] = view_head();
+    if (head >= tail) return ws::Steal<T>::empty();
+    // Claimed tail positions in this block: up to the tail if it lies in the same block (its
+    // offset may be the phantom one: then every slot is claimed), else to the block's end.
+    const std::uint64_t in_block = (tail / kLap == head / kLap) ? tail - head : kBlockSize - offset;
+    // About half of everything queued, so that other workers still find some (at least one),
+    // at most kMaxBatch + 1, and never past the end of this block.
+    const std::uint64_t half = (logical(tail) - logical(head) + 1) / 2;
+    const std::uint64_t n = std::min({in_block, half, kMaxBatch + 1});
+    // seq_cst: claims positions [head, head + n) at once; see steal().
+    if (!head_.index.compare_exchange_strong(head, head + n, std::memory_order_seq_cst,
+                                             std::memory_order_relaxed)) {
+        return ws::Steal<T>::retry();
     }
+    if (offset + n == kBlockSize) advance_head(block, head + n);
+    T first = take(block->slots[offset]);
+    for (std::uint64_t i = 1; i < n; ++i)
+        dest.push(take(block->slots[offset + i]));
+    release_reads(block, n);
+    return ws::Steal<T>::success(std::move(first));
 }
 
 // We claimed the block's last slot; the head sits at the phantom position `phantom`, and every

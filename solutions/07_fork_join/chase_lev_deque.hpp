@@ -60,7 +60,9 @@ class ChaseLevDeque {
             throw std::length_error("ChaseLevDeque: initial capacity too large");
         buffers_.push_back(std::make_unique<Buffer>(static_cast<std::int64_t>(
             std::bit_ceil(initial_capacity == 0 ? 1 : initial_capacity))));
-        buffer_.store(buffers_.back().get(), std::memory_order_relaxed);  // before any sharing
+        // relaxed: the deque is not shared yet; whoever gets it later synchronises with us.
+        buffer_.store(buffers_.back().get(), std::memory_order_relaxed);
+        use_buffer(buffers_.back().get());
     }
 
     // Frees every buffer (the live one and the retired ones). Items still inside are not
@@ -107,6 +109,8 @@ class ChaseLevDeque {
         explicit Buffer(std::int64_t capacity)
             : mask_(capacity - 1), slots_(new std::atomic<T>[static_cast<std::size_t>(capacity)]) {}
         std::int64_t capacity() const noexcept { return mask_ + 1; }
+        std::int64_t mask() const noexcept { return mask_; }
+        std::atomic<T>* slots() noexcept { return slots_.get(); }
         std::atomic<T>& at(std::int64_t index) noexcept {
             return slots_[static_cast<std::size_t>(index & mask_)];
         }
@@ -116,7 +120,23 @@ class ChaseLevDeque {
         std::unique_ptr<std::atomic<T>[]> slots_;
     };
 
-    Buffer* grow(Buffer* old, std::int64_t top, std::int64_t bottom);
+    void grow(std::int64_t top, std::int64_t bottom);
+
+    // The owner's side (see owner_bottom_ below).
+    std::atomic<T>& owner_slot(std::int64_t index) noexcept {
+        return owner_slots_[static_cast<std::size_t>(index & owner_mask_)];
+    }
+    void use_buffer(Buffer* buf) noexcept {
+        owner_mask_ = buf->mask();
+        owner_slots_ = buf->slots();
+    }
+    // Stores bottom, keeping the owner's copy equal to it. (The copy is written after the
+    // atomic store, so that a compiler can keep it in a register up to the next atomic
+    // operation: the pop that follows a push then needs no load at all.)
+    void set_bottom(std::int64_t value, std::memory_order order) noexcept {
+        bottom_.store(value, order);
+        owner_bottom_ = value;
+    }
 
     // top: the oldest item's index; written only by successful CASes (thieves, or the owner
     // taking the last item). On a cache line of its own: thieves hammer it.
@@ -125,6 +145,15 @@ class ChaseLevDeque {
     // on the same line: a thief reads both in every steal.
     alignas(64) std::atomic<std::int64_t> bottom_{0};
     std::atomic<Buffer*> buffer_{nullptr};
+    // The owner's private view: its own copy of bottom_ and of the live buffer's geometry.
+    // Plain variables that only the owner reads and writes: it is the only writer of bottom_
+    // and buffer_, so the copies are always current. Reading them instead of the atomics
+    // spares push and pop a chain of dependent loads (bottom_, then buffer_, then the buffer's
+    // mask and slots) that would otherwise have to wait for pop's seq_cst store to complete:
+    // that chain made a push+pop pair twice as slow (bench_lesson04, owner_push_pop).
+    alignas(64) std::int64_t owner_bottom_ = 0;
+    std::int64_t owner_mask_ = 0;
+    std::atomic<T>* owner_slots_ = nullptr;
     // Owner only: every buffer this deque ever used, the live one last. Retired buffers are
     // freed only by the destructor (see grow() for why, and for the bound on their size).
     std::vector<std::unique_ptr<Buffer>> buffers_;
@@ -134,18 +163,16 @@ class ChaseLevDeque {
 // ANCHOR: push
 template <typename T>
 void ChaseLevDeque<T>::push(T item) {
-    // relaxed: only this thread (the owner) ever writes bottom.
-    const std::int64_t b = bottom_.load(std::memory_order_relaxed);
+    const std::int64_t b = owner_bottom_;  // the owner's copy of bottom_: no atomic load needed
     // acquire: pairs with the release half of a thief's successful CAS on top in steal(). Slot
     // t-1 was read by that thief *before* its CAS; seeing top = t here makes that read happen
     // before our store below, which may reuse the same slot (index t-1 + capacity). Without it
     // the thief's read could return the new item: one item lost, another taken twice.
     const std::int64_t t = top_.load(std::memory_order_acquire);
-    // relaxed: only the owner writes buffer_ (in grow()).
-    Buffer* buf = buffer_.load(std::memory_order_relaxed);
-    if (b - t >= buf->capacity()) buf = grow(buf, t, b);
+    if (b - t > owner_mask_) [[unlikely]]
+        grow(t, b);  // full: b - t == capacity
     // relaxed: nobody may read slot b before the release store of bottom below publishes it.
-    buf->at(b).store(item, std::memory_order_relaxed);
+    owner_slot(b).store(item, std::memory_order_relaxed);
     // seq_cst (lesson 05; release in lesson 04): pairs with the thieves' seq_cst (hence
     // acquire) load of bottom in steal() and is_empty(). A thief that sees bottom = b+1 also
     // sees the item in slot b — and everything the caller wrote before push (the Task behind a
@@ -154,23 +181,24 @@ void ChaseLevDeque<T>::push(T item) {
     // load sees a worker's announcement to sleep, or the worker's recheck (is_empty()) sees
     // this store. With release, the store could still sit in the store buffer while the load
     // runs, and both sides would miss each other: a lost wake-up. On x86 this is an `xchg`.
-    bottom_.store(b + 1, std::memory_order_seq_cst);
+    set_bottom(b + 1, std::memory_order_seq_cst);
 }
 // ANCHOR_END: push
 
 // ANCHOR: pop
 template <typename T>
 std::optional<T> ChaseLevDeque<T>::pop() {
-    // relaxed: the owner's own variables (see push()).
-    const std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
-    Buffer* buf = buffer_.load(std::memory_order_relaxed);
+    const std::int64_t b = owner_bottom_ - 1;
+    // Where item b would be, worked out before the seq_cst store below: loads after that store
+    // wait for it to complete, loads before it do not.
+    std::atomic<T>& slot = owner_slot(b);
     // Reserve slot b *before* looking at top: from now on a thief that sees this store will not
     // go for index b. seq_cst (an `xchg`): pairs with the seq_cst load of top right below and
     // with the thieves' seq_cst loads of top and bottom. It is the store-load ordering the whole
     // algorithm rests on: with release here (a plain `mov` that can wait in the store buffer)
     // the load of top below can be performed first; the owner then sees an old top, takes b
     // without a CAS, while a thief that does not see the reservation yet steals b as well.
-    bottom_.store(b, std::memory_order_seq_cst);
+    set_bottom(b, std::memory_order_seq_cst);
     // seq_cst: see the store above. Why it suffices: suppose we read top = t' < b, so we take
     // item b without a CAS, and a thief takes index b too, i.e. it read top = b and its CAS
     // moved top from b to b+1. Every write of top is a seq_cst CAS, and our load read a value
@@ -184,11 +212,11 @@ std::optional<T> ChaseLevDeque<T>::pop() {
         // Empty. Undo the reservation. release: a thief that reads this value must also see
         // the slots written before it; a relaxed store would break the chain from push's
         // release (C++ release sequences no longer continue through plain stores).
-        bottom_.store(b + 1, std::memory_order_release);
+        set_bottom(b + 1, std::memory_order_release);
         return std::nullopt;
     }
     // relaxed: the owner wrote this slot itself.
-    T item = buf->at(b).load(std::memory_order_relaxed);
+    T item = slot.load(std::memory_order_relaxed);
     if (t < b) return item;  // more than one item: no thief can reach index b (see above)
 
     // t == b: the last item, which a thief may be stealing right now. One CAS decides. seq_cst
@@ -198,7 +226,7 @@ std::optional<T> ChaseLevDeque<T>::pop() {
                                                   std::memory_order_relaxed);
     // Either way the deque is now empty with top == b+1: put bottom back to match.
     // release: as for the empty case above.
-    bottom_.store(b + 1, std::memory_order_release);
+    set_bottom(b + 1, std::memory_order_release);
     if (!won) return std::nullopt;  // a thief took it
     return item;
 }
@@ -251,7 +279,8 @@ ws::Steal<T> ChaseLevDeque<T>::steal() {
 // (2^k - 1)c < 2^k c slots — always less than the live buffer. A deque never holds more than
 // twice its live buffer, i.e. less than four times its high-water mark (plus the initial c).
 template <typename T>
-auto ChaseLevDeque<T>::grow(Buffer* old, std::int64_t top, std::int64_t bottom) -> Buffer* {
+void ChaseLevDeque<T>::grow(std::int64_t top, std::int64_t bottom) {
+    Buffer* old = buffers_.back().get();  // the live one
     auto bigger = std::make_unique<Buffer>(old->capacity() * 2);
     // relaxed: the owner wrote these slots itself, and the release below publishes the copies.
     // Thieves may steal some of [top, bottom) meanwhile; their copies are simply never read.
@@ -263,7 +292,7 @@ auto ChaseLevDeque<T>::grow(Buffer* old, std::int64_t top, std::int64_t bottom) 
     // sees the new buffer sees its copied slots and its size. Without it, a thief could read a
     // slot of the new buffer before the copy reached it.
     buffer_.store(raw, std::memory_order_release);
-    return raw;
+    use_buffer(raw);
 }
 // ANCHOR_END: grow
 

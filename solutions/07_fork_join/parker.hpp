@@ -1,7 +1,5 @@
-// Lesson 05's parker (as in lesson 06) under ws::lesson07, with one change: end_search() takes
-// the same recheck as park() and wakes another worker only if there is work to share — so the
-// worker that a spawn woke runs that task at once, instead of first paying a system call to
-// wake a second worker for nothing (lesson 07: half the wake-up latency).
+// Lesson 06's parker (lesson 05's, but for the naive one), unchanged under ws::lesson07:
+// parking idle workers.
 //
 // A worker with nothing to do should sleep (no CPU), wake promptly when work arrives, never
 // sleep through a task that was published while it was deciding to sleep (a lost wake-up), and
@@ -54,16 +52,16 @@ class Parker {
     }
 
     // A searching worker found a task. If it was the last searcher, nobody is
-    // looking any more, and a spawn that saw it searching relied on it: wake one sleeper to
-    // take over the search ("the last searcher to find work wakes another").
-    // Lesson 07: only if has_work() (park()'s recheck) still sees work after this transition.
-    // A spawn that relied on us saw searching > 0, so its publication and its load come before
-    // our RMW in S, and the recheck after the RMW sees its task (or whoever took it).
+    // looking any more, and a spawn that saw it searching relied on it: if `more_work()` (the
+    // same recheck as park()'s) still sees a task, wake one sleeper to take over the search
+    // ("the last searcher to find work wakes another"). If it sees none, nobody needs waking:
+    // a later spawn finds no searcher and wakes a sleeper itself.
     template <typename HasWork>
-    void end_search(HasWork&& has_work) noexcept {
-        // seq_cst: orders this transition in S against spawners' loads (see notify_one()).
+    void end_search(HasWork&& more_work) {
+        // seq_cst: orders this transition in S against spawners' loads (see park()), and the
+        // recheck after it sees every task published before a spawn that saw us searching.
         const std::uint64_t prev = state_.fetch_sub(kSearcher, std::memory_order_seq_cst);
-        if (searching(prev) == 1 && sleepers(prev) > 0 && has_work()) wake_one();
+        if (searching(prev) == 1 && sleepers(prev) > 0 && more_work()) wake_one();
     }
 
     // Announce, recheck, sleep. `has_work()` must look at every queue a task can be published
@@ -129,22 +127,23 @@ class Parker {
 
 // ANCHOR: park
 // Why no wake-up is lost. A spawner does P (publish the task, seq_cst) then L (load state_,
-// seq_cst, in notify_one). A sleeper does A (announce: the RMW below, seq_cst) then R (the
-// recheck's seq_cst loads of every queue). All four are in the total order S, and S respects
-// each thread's program order for seq_cst operations:
-//   - If A comes before L in S, L reads a state in which this worker is a sleeper (or a later
-//     one in which a waker already claimed it). Unless someone searches, notify_one claims a
-//     sleeper and hands it a token; a token is never lost (tokens_ counts them), so the
-//     claimed sleeper wakes whether it is already asleep or still on its way.
-//   - Otherwise L comes before A, so P < L < A < R: the recheck sees the task (or its taker
-//     already took it) and the worker does not sleep.
+// seq_cst, in notify_one). A worker going to sleep does A (announce: the RMW below) then R (the
+// recheck's seq_cst loads of every queue). All of them lie in the total order S, which respects
+// each thread's program order for seq_cst operations. Suppose the task is never taken although
+// every worker ends up asleep for good, and look at each worker's last announcement A:
+//   - if some A comes after L in S, then P < L < A < R, and that worker's recheck sees the task
+//     (or someone took it): it does not sleep — a contradiction;
+//   - so every last A comes before L, and none of those sleepers has been claimed (a claimed
+//     sleeper gets a token, wakes and announces again later). Then L reads sleepers > 0, and
+//     unless someone searches, notify_one claims a sleeper and hands it a token. A token is
+//     never lost (tokens_ counts them), so some sleeper wakes — a contradiction again.
 // Searching adds one case: L sees searching > 0 and wakes nobody. Then some worker W was
 // searching at L; W's next transition comes after L in S and is one of:
 //   - park(): its A comes after L, so as above its recheck sees the task;
-//   - end_search() as the last searcher: its recheck comes after its RMW, so after L, and sees
-//     the spawn's task unless someone took it already; then it wakes a sleeper if there is one
-//     (who, woken as a searcher, scans after that point), and if nobody sleeps every worker is
-//     busy and will begin_search() and scan (after L) when its task is done;
+//   - end_search() as the last searcher: its RMW comes after L, so the recheck after it sees
+//     the task unless someone took it; then it wakes a sleeper if there is one (who, woken as a
+//     searcher, scans after that point), and if nobody sleeps every worker is busy and will
+//     begin_search() and scan (after L) when its task is done;
 //   - end_search() with other searchers left: the same argument applies to the last of them.
 template <typename HasWork>
 bool Parker::park(HasWork&& has_work) {
