@@ -130,7 +130,7 @@ void register_pool_workloads(const std::string& contender, Make make) {
 // idle_cpu_after) and `wake()` -> std::chrono::nanoseconds. Both report through manual time,
 // so the table shows them as times: "idle_cpu" is the CPU burnt per second of idleness
 // (0.4 ms = 0.4 ms of CPU per second, 0.04 % of a core), "wake" the latency after
-// kIdleBeforeWake of idleness.
+// kIdleBeforeWake of idleness (the median of 9 wake-ups, whatever --benchmark_repetitions says).
 template <typename Idle, typename Wake>
 void register_idle_measures(const std::string& contender, Idle idle, Wake wake) {
     benchmark::RegisterBenchmark(("idle_cpu/" + contender).c_str(),
@@ -149,7 +149,8 @@ void register_idle_measures(const std::string& contender, Idle idle, Wake wake) 
         })
         ->Unit(benchmark::kMicrosecond)
         ->UseManualTime()
-        ->Iterations(3);
+        ->Iterations(1)
+        ->Repetitions(9);  // one wake-up per repetition: the median ignores the odd slow one
 }
 
 // The same for a pool (spawn/wait_idle), for contenders with threads of their own (not for
