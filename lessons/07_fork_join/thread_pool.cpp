@@ -146,7 +146,6 @@ ThreadPool::TaskNode* ThreadPool::allocate_node() {
         node = me.free_nodes;
         me.free_nodes = node->next;
         if (me.free_count > 0) --me.free_count;
-        if (me.free_nodes != nullptr) __builtin_prefetch(me.free_nodes, 1);
     } else {
         OutsideCache& cache = tl_outside_cache;
         if (cache.pool_id != id_) cache = {id_, nullptr};  // another pool's nodes: drop them
@@ -155,10 +154,11 @@ ThreadPool::TaskNode* ThreadPool::allocate_node() {
         if (cached == nullptr) cached = new_nodes();
         node = cached;
         cache.nodes = node->next;
-        // The next node's line is most likely in the cache of the worker that ran it: start
-        // bringing it over now, not when the next spawn needs it.
-        if (cache.nodes != nullptr) __builtin_prefetch(cache.nodes, 1);
     }
+    // The nodes ahead are most likely in the cache of the worker that ran them: start bringing
+    // one over now, a few spawns before it is needed. (A hint only: `ahead` may be stale, but
+    // it always points into the pool's blocks, and a prefetch never faults.)
+    if (node->ahead != nullptr) __builtin_prefetch(node->ahead, 1);
     node->next = nullptr;
     return node;
 }
@@ -181,6 +181,10 @@ ThreadPool::TaskNode* ThreadPool::new_nodes() {
 // chain (the pool's whole cache, in the flat-spawn case, flows from workers to the outside
 // spawner this way).
 void ThreadPool::free_node(Worker& me, TaskNode* node) noexcept {
+    // The list pops newest first, so the node freed 4 frees ago comes 4 pops after this one.
+    node->ahead = me.recently_freed[me.recent];
+    me.recently_freed[me.recent] = node;
+    me.recent = (me.recent + 1) % 4;
     node->next = me.free_nodes;
     me.free_nodes = node;
     if (++me.free_count < kKeepPerWorker) return;

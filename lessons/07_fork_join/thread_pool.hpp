@@ -134,7 +134,8 @@ class ThreadPool {
     struct TaskNode : Job {
         Task task;
         ThreadPool* pool = nullptr;
-        TaskNode* next = nullptr;  // in a free list
+        TaskNode* next = nullptr;   // in a free list
+        TaskNode* ahead = nullptr;  // kAhead nodes further down the same list, to prefetch
     };
 
     // What each worker owns; written only by its own thread except where said.
@@ -151,6 +152,8 @@ class ThreadPool {
         std::atomic<std::uint64_t> completed{0};
         TaskNode* free_nodes = nullptr;  // recycled nodes, only this worker touches them
         std::size_t free_count = 0;
+        TaskNode* recently_freed[4] = {};  // the last nodes freed, for TaskNode::ahead
+        unsigned recent = 0;
         // Statistics; stats() reads a snapshot.
         std::atomic<std::uint64_t> executed{0}, steals{0}, steal_attempts{0}, stolen_tasks{0},
             injector_takes{0};
