@@ -45,7 +45,7 @@ ThreadPool::ThreadPool(std::size_t num_workers) : ThreadPool(with_workers(num_wo
 ThreadPool::ThreadPool(Config config)
     : config_(config),
       parker_(config.num_workers),
-      id_(g_next_pool_id.fetch_add(1, std::memory_order_relaxed)) {
+      id_(g_next_pool_id.fetch_add(1, std::memory_order_relaxed)) {  // relaxed: a unique number
     if (config_.num_workers == 0) {
         throw std::invalid_argument("ThreadPool: num_workers must be at least 1");
     }
@@ -357,6 +357,7 @@ bool ThreadPool::idle_now() const {
     std::uint64_t done = 0;
     for (const auto& w : workers_)
         done += w->completed.load(std::memory_order_seq_cst);  // acquire, and in S
+    // seq_cst, after the completed counts: a spawn released before a completion we saw is seen
     std::uint64_t spawned = outside_spawned_.load(std::memory_order_seq_cst);
     for (const auto& w : workers_)
         spawned += w->spawned.load(std::memory_order_seq_cst);
@@ -414,6 +415,7 @@ void ThreadPool::stop_and_join() {
 PoolStats ThreadPool::stats() const {
     PoolStats s;
     for (const auto& w : workers_) {
+        // relaxed: a snapshot (exact once the pool is idle: wait_idle acquired the counts)
         s.executed_per_worker.push_back(w->executed.load(std::memory_order_relaxed));
         s.steals += w->steals.load(std::memory_order_relaxed);
         s.steal_attempts += w->steal_attempts.load(std::memory_order_relaxed);

@@ -130,6 +130,7 @@ void join(ThreadPool& pool, A&& a, B&& b) {
         std::rethrow_exception(error_a);  // a's exception wins
     }
     // b was stolen: run other work (ours, then stolen) until the thief has finished b.
+    // acquire: pairs with StackJob::execute's release store — b's effects and error are ours.
     detail::help_until(pool, [&job_b] { return job_b.done.load(std::memory_order_acquire); });
     if (error_a) std::rethrow_exception(error_a);
     if (job_b.error) std::rethrow_exception(job_b.error);
@@ -175,6 +176,7 @@ class TaskGroup {
     // helping task handed to the pool: a worker could pick that up while deep inside one of
     // the group's own tasks, and then wait, on top of that task, for that task to finish.)
     void wait() {
+        // acquire: pairs with the tasks' acq_rel decrements — their effects and error_ are ours
         const auto done = [this] { return pending_.load(std::memory_order_acquire) == 0; };
         if (pool_.on_worker_thread()) {
             detail::help_until(pool_, done);
