@@ -170,6 +170,7 @@ class ThreadPool {
     Job* find_job(Worker& me);
     Job* take_injector(Worker& me);
     Job* steal(Worker& me);
+    void steal_more(Worker& me, Worker& victim);
     bool has_work_anywhere() const noexcept;
     void run_job(Worker& me, Job* job);
     void announce_idle(Worker& me);
