@@ -98,3 +98,25 @@ TEST(Lesson07Pool, AnIdlePoolSleeps) {
     EXPECT_LT(*cpu, 0.03 * ws::testing::slowdown())
         << "an idle pool should park its workers, not spin (CPU seconds in a 300 ms window)";
 }
+
+TEST(Lesson07Pool, AStealTakesSeveralJobsWhenTheVictimHoldsMany) {
+    ThreadPool pool(2);
+    std::atomic<int> ran{0};
+    std::atomic<bool> release{false};
+    // One task fills its own deque, then waits for the other worker to have run some of it.
+    pool.spawn([&] {
+        for (int i = 0; i < 2000; ++i)
+            pool.spawn([&] { ran.fetch_add(1, std::memory_order_relaxed); });
+        const auto deadline =
+            std::chrono::steady_clock::now() + std::chrono::seconds(5) * ws::testing::slowdown();
+        while (ran.load() < 100 && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::yield();
+        release = true;
+    });
+    pool.wait_idle();
+    EXPECT_TRUE(release.load());
+    const ws::PoolStats s = pool.stats();
+    ASSERT_GT(s.steals, 0u) << "the other worker never stole";
+    EXPECT_GT(s.stolen_tasks, s.steals)
+        << "from a deque of 2000 jobs a steal should take a few more than one";
+}
