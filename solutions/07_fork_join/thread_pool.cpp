@@ -26,7 +26,7 @@ void bump(std::atomic<std::uint64_t>& counter) {
 
 constexpr std::size_t kNodeBlock = 64;       // nodes allocated at once
 constexpr std::size_t kKeepPerWorker = 256;  // a worker's cache above this goes back
-constexpr std::size_t kStealBurst = 8;       // jobs one steal takes at most (steal_more)
+constexpr std::size_t kStealRounds = 2;      // rounds over the other deques per search
 
 std::atomic<std::uint64_t> g_next_pool_id{1};
 
@@ -48,6 +48,9 @@ ThreadPool::ThreadPool(Config config)
       id_(g_next_pool_id.fetch_add(1, std::memory_order_relaxed)) {  // relaxed: a unique number
     if (config_.num_workers == 0) {
         throw std::invalid_argument("ThreadPool: num_workers must be at least 1");
+    }
+    if (config_.steal_attempts == 0) {
+        throw std::invalid_argument("ThreadPool: steal_attempts must be at least 1");
     }
     // Every deque exists before any thread starts: a worker may steal from any of them.
     workers_.reserve(config_.num_workers);
@@ -329,7 +332,7 @@ Job* ThreadPool::steal(Worker& me) {
     const std::size_t n = workers_.size();
     if (n == 1) return nullptr;
     const std::size_t thief = me.index;
-    for (std::size_t round = 0; round < config_.steal_attempts; ++round) {
+    for (std::size_t round = 0; round < kStealRounds; ++round) {
         // A random first victim, so thieves spread out; then the others in turn.
         const std::size_t first = static_cast<std::size_t>(me.rng.next() % (n - 1));
         bool lost_a_race = false;
@@ -352,12 +355,13 @@ Job* ThreadPool::steal(Worker& me) {
 }
 
 // ANCHOR: steal_more
-// After a successful steal, while the victim's deque is hot in our cache: a few more of its
-// oldest jobs, up to half of what it holds, into our own deque. The deque steals one job at a
-// time, and when all the work starts in one deque (a loop of spawns), a thief would otherwise
-// pay a cold steal — two cache misses and a CAS — for every single task it runs.
+// After a successful steal, while the victim's deque is hot in our cache: more of its oldest
+// jobs — up to half of what it holds, config_.steal_attempts in all — into our own deque. The deque
+// steals one job at a time, and when all the work starts in one deque (a loop of spawns), a thief
+// would otherwise pay a cold steal — two cache misses and a CAS — for every single task it runs.
 void ThreadPool::steal_more(Worker& me, Worker& victim) {
-    const std::size_t more = std::min(victim.deque.size() / 2, kStealBurst - 1);  // a hint
+    // relaxed size: a hint; a steal that finds the deque empty simply ends the burst
+    const std::size_t more = std::min(victim.deque.size() / 2, config_.steal_attempts - 1);
     for (std::size_t i = 0; i < more; ++i) {
         auto got = victim.deque.steal();
         if (!got.is_success()) break;

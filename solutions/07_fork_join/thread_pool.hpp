@@ -68,8 +68,10 @@ struct Config {
     std::size_t num_workers = default_workers();
     // Initial capacity of each worker's deque (it grows when full).
     std::size_t local_queue_capacity = 256;
-    // Rounds over every other worker's deque a search tries before it gives up.
-    std::size_t steal_attempts = 2;
+    // The most jobs one steal takes from a victim (as in lesson 06, the largest batch): the
+    // thief runs the first and pushes the others onto its own deque, never more than half of
+    // what it saw. 0 → std::invalid_argument. Default 16.
+    std::size_t steal_attempts = 16;
     // Searches (with a short pause between them) a worker out of work makes before it parks:
     // work often comes back within microseconds, and a wake-up through the kernel costs tens.
     std::uint32_t spins_before_park = 64;

@@ -20,10 +20,13 @@
 using ws::lesson07::Config;
 using ws::lesson07::ThreadPool;
 
-TEST(Lesson07Pool, ZeroWorkersIsInvalid) {
+TEST(Lesson07Pool, ZeroWorkersOrZeroStealAttemptsIsInvalid) {
     EXPECT_THROW(ThreadPool pool(std::size_t{0}), std::invalid_argument);
     Config config;
     config.num_workers = 0;
+    EXPECT_THROW(ThreadPool pool(config), std::invalid_argument);
+    config.num_workers = 2;
+    config.steal_attempts = 0;
     EXPECT_THROW(ThreadPool pool(config), std::invalid_argument);
 }
 
