@@ -107,6 +107,7 @@ def cmd_tour(args) -> int:
     table = benchmarks.medians(report)
     reference = "onetbb" if any("onetbb" in row for row in table.values()) else "sequential"
     benchmarks.print_table(table, reference=reference)
+    benchmarks.print_ideal_shares(table, report.get("context", {}).get("num_cpus", 0))
     _finish_bench_output(table, reference, "The tour: every lesson against the peers (lower is faster)", out,
                          args.save_to_book)
     return 0
