@@ -5,6 +5,9 @@
 //   everyday path: no CAS). Its contender "floor" is a loop doing one seq_cst store per pair,
 //   the least a correct pop can cost (it needs one store-load ordered operation): the
 //   deque's pair should stay within 1.2x of it.
+//   Its contender "fence_based" is the owner's half of the textbook version (relaxed accesses
+//   and a standalone seq_cst fence in pop), which lesson 04 does not use: g++ compiles that
+//   fence to `lock or`, clang 14 to `mfence`.
 // owner_push_pop_last: the same on an otherwise empty deque, so every pop takes the last item
 //   with a CAS (two locked instructions a pair).
 // steal_1_thief: one thief steals a batch of items the owner pushed; time per stolen item.
@@ -14,6 +17,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "03_steal_half/thread_pool.hpp"
@@ -34,6 +38,55 @@ void owner_push_pop(benchmark::State& state, std::uint64_t items_below) {
     for (auto _ : state) {
         d.push(++x);
         if (auto item = d.pop()) sum += *item;  // kept in a register: no store of our own
+    }
+    benchmark::DoNotOptimize(sum);
+    state.SetItemsProcessed(state.iterations());
+}
+
+// The owner's side of the fence-based Chase-Lev deque (Le et al., 2013), only as far as this
+// comparison needs it: fixed capacity, no growth, no thieves.
+class FenceBasedOwnerSide {
+  public:
+    void push(std::uint64_t item) {
+        const std::int64_t b = bottom_.load(std::memory_order_relaxed);
+        slots_[static_cast<std::size_t>(b & kMask)].store(item, std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_release);
+        bottom_.store(b + 1, std::memory_order_relaxed);
+    }
+    std::optional<std::uint64_t> pop() {
+        const std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
+        bottom_.store(b, std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        std::int64_t t = top_.load(std::memory_order_relaxed);
+        if (t > b) {
+            bottom_.store(b + 1, std::memory_order_relaxed);
+            return std::nullopt;
+        }
+        const std::uint64_t item =
+            slots_[static_cast<std::size_t>(b & kMask)].load(std::memory_order_relaxed);
+        if (t < b) return item;
+        const bool won = top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst,
+                                                      std::memory_order_relaxed);
+        bottom_.store(b + 1, std::memory_order_relaxed);
+        if (!won) return std::nullopt;
+        return item;
+    }
+
+  private:
+    static constexpr std::int64_t kMask = 63;
+    alignas(64) std::atomic<std::int64_t> top_{0};
+    alignas(64) std::atomic<std::int64_t> bottom_{0};
+    std::atomic<std::uint64_t> slots_[kMask + 1]{};
+};
+
+void fence_based_push_pop(benchmark::State& state) {
+    auto d = std::make_unique<FenceBasedOwnerSide>();
+    for (std::uint64_t i = 0; i < 16; ++i)
+        d->push(i);
+    std::uint64_t x = 0, sum = 0;
+    for (auto _ : state) {
+        d->push(++x);
+        if (auto item = d->pop()) sum += *item;
     }
     benchmark::DoNotOptimize(sum);
     state.SetItemsProcessed(state.iterations());
@@ -96,6 +149,7 @@ void register_benchmarks() {
     benchmark::RegisterBenchmark("owner_push_pop/lesson04",
                                  [](benchmark::State& s) { owner_push_pop(s, 16); });
     benchmark::RegisterBenchmark("owner_push_pop/floor", floor_seq_cst_store);
+    benchmark::RegisterBenchmark("owner_push_pop/fence_based", fence_based_push_pop);
     benchmark::RegisterBenchmark("owner_push_pop_last/lesson04",
                                  [](benchmark::State& s) { owner_push_pop(s, 0); });
     benchmark::RegisterBenchmark("steal_1_thief/lesson04", steal_one_thief)->UseManualTime();

@@ -52,19 +52,22 @@ ThreadPool::ThreadPool(Config config) : config_(config) {
 void ThreadPool::spawn(Task task) {
     if (!task) throw std::invalid_argument("ThreadPool::spawn: the task is empty");
     auto owned = std::make_unique<Task>(std::move(task));
-    // Counted before it is queued, so the count cannot reach zero while the task waits.
-    // Relaxed is enough: the task's own decrement comes after a worker took it out of a queue,
-    // and the queue orders this increment before that — push's release store of bottom and
-    // the taker's seq_cst load of it (or the owner's own later pop), or the shared queue's
-    // mutex; and when a task spawns, its own decrement comes later in this same thread.
-    pending_.fetch_add(1, std::memory_order_relaxed);
+    // Counted in pending_ before any worker can take it, so the count cannot reach zero while
+    // the task waits. Relaxed is enough: the task's own decrement comes after a worker took it
+    // out of a queue, and the queue orders this increment before that (push's release store of
+    // bottom and the taker's seq_cst load of it, or the owner's own later pop; the shared
+    // queue's mutex); and when a task spawns, its own decrement comes later in this thread.
     // TODO(exercise 5): from one of this pool's workers (tl_worker.pool == this), push the
-    // task onto that worker's own deque instead: no lock, no CAS. The deque holds owning
-    // pointers (owned.release() once the push succeeded; if push throws, count the task back
-    // out of pending_). As given, every task goes to the shared queue, as in lesson 01.
+    // task onto that worker's own deque instead: no lock, no CAS. Count it in pending_ first
+    // (a thief may take it the moment it is pushed); the deque holds owning pointers
+    // (owned.release() once the push succeeded; if push throws, count the task back out).
+    // As given, every task goes to the shared queue, as in lesson 01.
     {
+        // Only a worker may push onto its own deque: from anywhere else, the shared queue.
+        // Counted under its mutex, which every taker holds too, once the push has succeeded.
         std::lock_guard lock(mutex_);
-        shared_.push_back(std::move(owned));  // only a worker may push onto its own deque
+        shared_.push_back(std::move(owned));
+        pending_.fetch_add(1, std::memory_order_relaxed);
     }
 }
 

@@ -1,8 +1,9 @@
-// Lesson 04: the pool on lock-free deques. (Starter code: see the TODO(exercise 5) parts.) Lesson
-// 03's pool (a queue per worker, a shared queue for tasks from outside, backoff when idle, batches
-// for thieves), except that each worker's queue is now the Chase-Lev deque of exercises 1-4,
-// holding owning Task pointers: the owner pushes and pops without a lock or a CAS, and a thief
-// takes each task with one CAS.
+// Lesson 04: the pool on lock-free deques. Lesson 03's pool (a queue per worker, a shared queue
+// for tasks from outside, backoff when idle, batches for thieves), except that each worker's
+// queue is now the Chase-Lev deque of exercises 1-4, holding owning Task pointers: the owner
+// pushes and pops without a lock or a CAS, and a thief takes each task with one CAS.
+//
+// Starter code: the parts marked TODO(exercise 5) are yours.
 #pragma once
 
 #include <algorithm>

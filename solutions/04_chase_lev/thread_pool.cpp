@@ -57,16 +57,16 @@ ThreadPool::ThreadPool(Config config) : config_(config) {
 void ThreadPool::spawn(Task task) {
     if (!task) throw std::invalid_argument("ThreadPool::spawn: the task is empty");
     auto owned = std::make_unique<Task>(std::move(task));
-    // Counted before it is queued, so the count cannot reach zero while the task waits.
-    // Relaxed is enough: the task's own decrement comes after a worker took it out of a queue,
-    // and the queue orders this increment before that — push's release store of bottom and
-    // the taker's seq_cst load of it (or the owner's own later pop), or the shared queue's
-    // mutex; and when a task spawns, its own decrement comes later in this same thread.
-    pending_.fetch_add(1, std::memory_order_relaxed);
+    // Counted in pending_ before any worker can take it, so the count cannot reach zero while
+    // the task waits. Relaxed is enough: the task's own decrement comes after a worker took it
+    // out of a queue, and the queue orders this increment before that (push's release store of
+    // bottom and the taker's seq_cst load of it, or the owner's own later pop; the shared
+    // queue's mutex); and when a task spawns, its own decrement comes later in this thread.
     if (tl_worker.pool == this) {
-        // Onto this worker's own deque: no lock, no CAS. A growth may throw std::bad_alloc;
-        // then nothing was queued, and the count goes back down (it cannot reach zero here:
-        // the running task that spawns is still counted).
+        // Onto this worker's own deque: no lock, no CAS. Counted first (a thief may take it
+        // the moment it is pushed); a growth may throw std::bad_alloc, and then nothing was
+        // queued and the count goes back down (not to zero: the spawning task is counted).
+        pending_.fetch_add(1, std::memory_order_relaxed);
         try {
             workers_[tl_worker.index]->deque.push(owned.get());
         } catch (...) {
@@ -75,8 +75,11 @@ void ThreadPool::spawn(Task task) {
         }
         owned.release();  // the deque owns it now
     } else {
+        // Only a worker may push onto its own deque: from anywhere else, the shared queue.
+        // Counted under its mutex, which every taker holds too, once the push has succeeded.
         std::lock_guard lock(mutex_);
-        shared_.push_back(std::move(owned));  // only a worker may push onto its own deque
+        shared_.push_back(std::move(owned));
+        pending_.fetch_add(1, std::memory_order_relaxed);
     }
 }
 // ANCHOR_END: spawn

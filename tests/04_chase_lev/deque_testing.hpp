@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <ws/testing/harness.hpp>
 #include <ws/testing/stress.hpp>
@@ -48,6 +49,34 @@ inline void call_each_operation_once(bool grow) {
     (void)d.pop();
     (void)d.steal();
 }
+
+// Preemption noise: threads that wake up every few microseconds and go back to sleep at once.
+// Each wake-up preempts whatever runs on that core — now and then a thief between two
+// instructions of steal(). Some bugs only show when a thief is held up at exactly such a point
+// (between loading a buffer and reading it, between its CAS and its read), and a busy machine
+// makes that more likely; the noise makes it likely on an idle one too.
+class PreemptionNoise {
+  public:
+    explicit PreemptionNoise(unsigned threads = std::max(2u, std::thread::hardware_concurrency())) {
+        for (unsigned i = 0; i < threads; ++i) {
+            threads_.emplace_back([this] {
+                while (!stop_.load(std::memory_order_relaxed))
+                    std::this_thread::sleep_for(std::chrono::microseconds(20));
+            });
+        }
+    }
+    ~PreemptionNoise() {
+        stop_.store(true, std::memory_order_relaxed);
+        for (auto& t : threads_)
+            t.join();
+    }
+    PreemptionNoise(const PreemptionNoise&) = delete;
+    PreemptionNoise& operator=(const PreemptionNoise&) = delete;
+
+  private:
+    std::atomic<bool> stop_{false};
+    std::vector<std::thread> threads_;
+};
 
 // A thief's loop: steals from `deque` and hands every item to `take`, until a steal finds the
 // deque empty after `owner_done()` had become true (the owner then only pops), or the deadline

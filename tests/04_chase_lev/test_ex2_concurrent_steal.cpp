@@ -79,11 +79,12 @@ TEST(Lesson04Ex2, OneThiefSeesTheOwnersPushesInOrder) {
 }
 
 TEST(Lesson04Ex2, ThiefReadsItsItemBeforeTheOwnerReusesTheSlot) {
-    // A ring of 4 slots kept full: the owner pushes the next item as soon as a steal makes
-    // room, into the very slot the thief just took its item from. A thief that reads its slot
-    // only after its CAS finds the next item there instead of its own whenever it is held up
-    // between the two — so there are more thieves than cores here, on purpose: they get
-    // preempted at random points. Runs for a fixed time.
+    // A ring of 4 slots kept full: the thieves work a little on each item, so the owner keeps
+    // up and pushes the next item as soon as a steal makes room — into the very slot that
+    // thief just took its item from. A thief that reads its slot only after its CAS finds the
+    // next item there instead of its own whenever it is held up between the two: when it is
+    // preempted there, and all the time under ThreadSanitizer, whose runtime call for each
+    // atomic operation stretches that moment. Runs for a fixed time.
     lesson04_testing::call_each_operation_once(/*grow=*/false);
     constexpr int kThieves = 3;
     const std::uint64_t n = 5'000'000;
@@ -100,6 +101,8 @@ TEST(Lesson04Ex2, ThiefReadsItsItemBeforeTheOwnerReusesTheSlot) {
                 [&](auto v) {
                     thief_saw[k].add(v, /*increasing=*/true);
                     seen.mark(v);
+                    for (int i = 0; i < 2048; ++i)  // "work": about a microsecond
+                        std::atomic_signal_fence(std::memory_order_seq_cst);
                 });
         });
     }

@@ -221,6 +221,7 @@ TEST(Lesson04Ex4, GrowthWhileThievesSteal) {
             }
         });
     }
+    lesson04_testing::PreemptionNoise noise;
     const auto ran = ws::testing::stress(rounds, 3s * slowdown(), [&](auto&, std::uint64_t) {
         const std::uint64_t r = started.load() + 1;
         for (auto& t : taken)

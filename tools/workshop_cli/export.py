@@ -14,7 +14,8 @@ from .lessons import ROOT, UsageError
 
 MARKER = ".student-edition"
 # top-level paths that stay with the instructors
-LEFT_OUT = {"solutions", "book", ".ci", "tools/tests", "build", ".workshop", "reports"}
+LEFT_OUT = {"solutions", "book", ".ci", "tools/tests", "tools/break_it.py", "build", ".workshop",
+            "reports"}
 
 
 def is_student_edition(root: Path = ROOT) -> bool:

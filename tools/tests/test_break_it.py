@@ -1,0 +1,51 @@
+"""Quick consistency checks of the break-it manifests (tools/break_it.py runs the real thing in
+`./workshop check`, which takes minutes): every patch applies to its solution, names a test
+that exists, and an ungated patch says how often it was caught."""
+import re
+import subprocess
+import sys
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+
+import break_it  # noqa: E402
+
+
+class BreakItManifestTest(unittest.TestCase):
+    def setUp(self):
+        self.patches = break_it.load_patches(ROOT)
+
+    def test_there_are_patches(self):
+        self.assertTrue(self.patches, "no solutions/NN_topic/break-it/manifest.toml found")
+
+    def test_every_patch_applies_to_the_solution(self):
+        for p in self.patches:
+            r = subprocess.run(["patch", "-p1", "--dry-run", "--batch", "-i", str(p.file)],
+                               cwd=ROOT, capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, f"{p.name} no longer applies:\n{r.stdout}")
+
+    def test_every_named_test_exists_in_the_lessons_tests(self):
+        for p in self.patches:
+            suite, name = p.test.split(".")
+            sources = "\n".join(f.read_text() for f in
+                                (ROOT / "tests" / p.folder.name).glob("*.cpp"))
+            self.assertRegex(sources, rf"TEST\({re.escape(suite)},\s*{re.escape(name)}\)",
+                             f"{p.name} names {p.test}, which is not a test of {p.folder.name}")
+
+    def test_presets_are_known(self):
+        for p in self.patches:
+            self.assertIn(p.preset, ("default", "tsan", "asan"), p.name)
+
+    def test_every_entry_reports_its_measured_catch_rate(self):
+        for manifest in ROOT.glob("solutions/*/break-it/manifest.toml"):
+            import tomllib
+            for entry in tomllib.loads(manifest.read_text())["patch"]:
+                for key in ("bug", "caught", "runs"):
+                    self.assertIn(key, entry, f"{entry['file']} has no '{key}'")
+                self.assertLessEqual(entry["caught"], entry["runs"], entry["file"])
+
+
+if __name__ == "__main__":
+    unittest.main()
