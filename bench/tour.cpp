@@ -6,6 +6,9 @@
 #include "01_shared_queue/thread_pool.hpp"
 #include "02_local_queues/thread_pool.hpp"
 #include "03_steal_half/thread_pool.hpp"
+#include "04_chase_lev/thread_pool.hpp"
+#include "05_parking/thread_pool.hpp"
+#include "06_injector/thread_pool.hpp"
 #include "contenders.hpp"
 #include "lesson07_contender.hpp"
 
@@ -25,6 +28,9 @@ void register_benchmarks() {
     register_pool<lesson01::ThreadPool>("lesson01");
     register_pool<lesson02::ThreadPool>("lesson02");
     register_pool<lesson03::ThreadPool>("lesson03");
+    register_pool<lesson04::ThreadPool>("lesson04");
+    register_pool<lesson05::ThreadPool>("lesson05");
+    register_pool<lesson06::ThreadPool>("lesson06");
     register_lesson07();
 }
 

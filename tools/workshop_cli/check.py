@@ -106,6 +106,18 @@ def _book() -> str:
     return f"book builds; browser check: {last[0].strip()}"
 
 
+def _break_it() -> str:
+    """Every reliable break-it patch (solutions/NN/break-it/manifest.toml) applied to a copy of
+    the tree makes its named test fail: the chapters' "this test catches that bug" stay true."""
+    r = subprocess.run([sys.executable, "tools/break_it.py"], cwd=ROOT, capture_output=True,
+                       text=True)
+    lines = [l for l in r.stdout.splitlines() if l.strip()]
+    summary = next((l for l in reversed(lines) if l.startswith("break-it:")), "")
+    if r.returncode != 0:
+        raise StepFailed("\n".join(lines[-20:]) + r.stderr[-2000:])
+    return summary.removeprefix("break-it: ") or "no break-it patches"
+
+
 def _tool_tests() -> str:
     r = subprocess.run([sys.executable, "-m", "unittest", "discover", "-s", "tools/tests",
                         "-t", "."], cwd=ROOT, capture_output=True, text=True)
@@ -126,6 +138,7 @@ def steps(quick: bool) -> list[tuple[str, Callable[[], str]]]:
     if not quick:
         out += [
             ("solutions pass (clang AddressSanitizer + UBSan)", _tests_must_pass("asan")),
+            ("break-it patches make their tests fail", _break_it),
             ("benchmarks build and run", _benchmarks_build_and_run),
             ("book builds and passes the browser check", _book),
         ]
