@@ -67,7 +67,8 @@ struct Config {
     std::size_t local_queue_capacity = 256;
     // The most jobs one steal takes from a victim (as in lesson 06, the largest batch): the
     // thief runs the first and pushes the others onto its own deque, never more than half of
-    // what it saw. 0 → std::invalid_argument. Default 16.
+    // what it saw — when the first is a spawned task; a join's half is taken alone. 0 →
+    // std::invalid_argument. Default 16.
     std::size_t steal_attempts = 16;
     // Searches (with a short pause between them) a worker out of work makes before it parks:
     // work often comes back within microseconds, and a wake-up through the kernel costs tens.

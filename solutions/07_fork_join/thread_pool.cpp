@@ -344,7 +344,10 @@ Job* ThreadPool::steal(Worker& me) {
             if (got.is_success()) {
                 bump(me.steals);
                 bump(me.stolen_tasks);
-                steal_more(me, victim);
+                // Spawned tasks come in loops of peers: take more. A join's half is already
+                // the biggest piece of its split, and taking its smaller siblings too would
+                // leave the victim with nothing.
+                if (got.value()->run == &run_spawned) steal_more(me, victim);
                 return got.value();
             }
             lost_a_race = lost_a_race || got.is_retry();
@@ -355,10 +358,11 @@ Job* ThreadPool::steal(Worker& me) {
 }
 
 // ANCHOR: steal_more
-// After a successful steal, while the victim's deque is hot in our cache: more of its oldest
-// jobs — up to half of what it holds, config_.steal_attempts in all — into our own deque. The deque
-// steals one job at a time, and when all the work starts in one deque (a loop of spawns), a thief
-// would otherwise pay a cold steal — two cache misses and a CAS — for every single task it runs.
+// After a successful steal of a spawned task, while the victim's deque is hot in our cache:
+// more of its oldest jobs — up to half of what it holds, config_.steal_attempts in all — into
+// our own deque. The deque steals one job at a time, and when all the work starts in one deque
+// (a loop of spawns), a thief would otherwise pay a cold steal — two cache misses and a CAS —
+// for every single task it runs.
 void ThreadPool::steal_more(Worker& me, Worker& victim) {
     // relaxed size: a hint; a steal that finds the deque empty simply ends the burst
     const std::size_t more = std::min(victim.deque.size() / 2, config_.steal_attempts - 1);
