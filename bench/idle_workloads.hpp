@@ -17,13 +17,14 @@
 #include <ws/bench/kernel.hpp>
 #include <ws/testing/wait.hpp>
 
+#include "contenders.hpp"  // kIdleBeforeWake: the tour's wake workload idles as long
+
 #if defined(WS_HAVE_TBB)
 #include <oneapi/tbb/task_arena.h>
 #endif
 
 namespace ws::bench {
 
-inline constexpr std::chrono::milliseconds kIdleBeforeWake{300};
 inline constexpr int kWakeSamples = 20;  // per repetition; each one waits kIdleBeforeWake
 inline constexpr std::uint64_t kTrickleTasks = 2000;
 inline constexpr std::chrono::microseconds kTrickleGap{50};
