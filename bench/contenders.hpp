@@ -24,7 +24,13 @@ namespace ws::bench {
 inline constexpr std::uint64_t kFlatTasks = 1'000'000;
 inline constexpr unsigned kTreeDepth = 17;  // 262,143 tasks
 inline constexpr std::uint64_t kImbalancedTasks = 20'000;
-inline constexpr std::chrono::microseconds kImbalancedUnit{5};
+// Every 8th imbalanced task spins 8 units, the others 1: a mean of 15/8 units = 5 us.
+inline constexpr std::chrono::nanoseconds kImbalancedUnit{2'667};
+inline constexpr std::uint64_t kFibN = 30;  // 1,346,268 joins, no cutoff
+inline constexpr std::uint64_t kReduceN = 10'000'000;
+inline constexpr std::uint64_t kReduceGrain = 16'384;  // ~40 us of sqrt_sum per chunk
+inline constexpr std::chrono::milliseconds kIdleWindow{1000};
+inline constexpr std::chrono::milliseconds kIdleBeforeWake{300};
 
 // Workers for every pool: one per core.
 inline std::size_t bench_workers() {
@@ -116,6 +122,87 @@ void register_pool_workloads(const std::string& contender, Make make) {
                                      state.SetItemsProcessed(state.iterations() * kImbalancedTasks);
                                      counters.report(state, *exec);
                                  })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+}
+
+// Idle CPU and wake-up latency, measured by `idle()` -> seconds of CPU per second (see
+// idle_cpu_after) and `wake()` -> std::chrono::nanoseconds. Both report through manual time,
+// so the table shows them as times: "idle_cpu" is the CPU burnt per second of idleness
+// (0.4 ms = 0.4 ms of CPU per second, 0.04 % of a core), "wake" the latency after
+// kIdleBeforeWake of idleness (the median of 9 wake-ups, whatever --benchmark_repetitions says).
+template <typename Idle, typename Wake>
+void register_idle_measures(const std::string& contender, Idle idle, Wake wake) {
+    benchmark::RegisterBenchmark(("idle_cpu/" + contender).c_str(),
+                                 [idle](benchmark::State& state) {
+                                     for (auto _ : state)
+                                         state.SetIterationTime(idle());
+                                 })
+        ->Unit(benchmark::kMillisecond)
+        ->UseManualTime()
+        ->Iterations(1);
+    benchmark::RegisterBenchmark(
+        ("wake/" + contender).c_str(),
+        [wake](benchmark::State& state) {
+            for (auto _ : state)
+                state.SetIterationTime(std::chrono::duration<double>(wake()).count());
+        })
+        ->Unit(benchmark::kMicrosecond)
+        ->UseManualTime()
+        ->Iterations(1)
+        ->Repetitions(9);  // one wake-up per repetition: the median ignores the odd slow one
+}
+
+// The same for a pool (spawn/wait_idle), for contenders with threads of their own (not for
+// sequential code or lesson 00). `make()` as above. Register these last for every contender,
+// and OpenMP's last of all: its threads spin for a while after a parallel region, which would
+// be charged to whoever is measured next.
+template <typename Make>
+void register_idle_workloads(const std::string& contender, Make make) {
+    register_idle_measures(
+        contender,
+        [make] {
+            auto exec = make();
+            return idle_cpu_per_second(*exec, kIdleWindow);
+        },
+        [make] {
+            auto exec = make();
+            return wake_latency(*exec, kIdleBeforeWake);
+        });
+}
+
+// The fork-join workloads, for contenders that have a join: fib(kFibN) without cutoff and
+// parallel_reduce of sqrt over kReduceN indices. `make()` returns a std::unique_ptr to an
+// object with `join(a, b)` and `parallel_reduce(begin, end, grain, identity, map, reduce)`.
+template <typename Make>
+void register_fork_join_workloads(const std::string& contender, Make make) {
+    benchmark::RegisterBenchmark(("fib/" + contender).c_str(),
+                                 [make](benchmark::State& state) {
+                                     auto fj = make();
+                                     const auto join = [&fj](auto&& a, auto&& b) {
+                                         fj->join(a, b);
+                                     };
+                                     for (auto _ : state) {
+                                         if (fib(join, kFibN) != 832'040)
+                                             state.SkipWithError("fib(30) is not 832040");
+                                     }
+                                     state.SetItemsProcessed(state.iterations() * fib_joins(kFibN));
+                                 })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark(
+        ("reduce/" + contender).c_str(),
+        [make](benchmark::State& state) {
+            auto fj = make();
+            for (auto _ : state) {
+                double sum = fj->parallel_reduce(
+                    std::uint64_t{0}, kReduceN, kReduceGrain, 0.0,
+                    [](std::uint64_t b, std::uint64_t e) { return sqrt_sum(b, e); },
+                    [](double x, double y) { return x + y; });
+                benchmark::DoNotOptimize(sum);
+            }
+            state.SetItemsProcessed(state.iterations() * kReduceN);
+        })
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
 }

@@ -17,8 +17,12 @@ namespace ws::bench {
 
 void register_peers() {
     register_pool_workloads("sequential", [] { return std::make_unique<Sequential>(); });
+    register_fork_join_workloads("sequential", [] { return std::make_unique<Sequential>(); });
 #if defined(WS_HAVE_TBB)
-    register_pool_workloads("onetbb", [] { return std::make_unique<TbbTaskGroup>(); });
+    const auto tbb = [] { return std::make_unique<TbbTaskGroup>(); };
+    register_pool_workloads("onetbb", tbb);
+    register_fork_join_workloads("onetbb", tbb);
+    register_idle_workloads("onetbb", tbb);
 #endif
 #if defined(WS_HAVE_OPENMP)
     const auto omp = [](const char* name, auto body) {
@@ -40,6 +44,22 @@ void register_peers() {
             openmp::imbalanced_from_one(kImbalancedTasks, unit);
         state.SetItemsProcessed(state.iterations() * kImbalancedTasks);
     });
+    omp("fib/openmp", [](benchmark::State& state) {
+        for (auto _ : state) {
+            if (openmp::fib(kFibN) != 832'040) state.SkipWithError("fib(30) is not 832040");
+        }
+        state.SetItemsProcessed(state.iterations() * fib_joins(kFibN));
+    });
+    omp("reduce/openmp", [](benchmark::State& state) {
+        for (auto _ : state)
+            benchmark::DoNotOptimize(openmp::sqrt_reduce(kReduceN, kReduceGrain));
+        state.SetItemsProcessed(state.iterations() * kReduceN);
+    });
+    // Last of all: after a parallel region libomp's threads spin (KMP_BLOCKTIME, 200 ms by
+    // default), which would be charged to whatever is measured next.
+    register_idle_measures(
+        "openmp", [] { return openmp::idle_cpu_per_second(kIdleWindow); },
+        [] { return openmp::wake_latency(kIdleBeforeWake); });
 #endif
 }
 

@@ -1,6 +1,7 @@
 #include "ws/bench/kernel.hpp"
 
 #include <atomic>
+#include <cmath>
 
 namespace ws::bench {
 
@@ -25,6 +26,17 @@ std::uint64_t spin_kernel(std::uint64_t iterations) {
 
 void tiny_work() {
     g_sink.store(spin_kernel(8), std::memory_order_relaxed);
+}
+
+std::uint64_t fib_leaf(std::uint64_t n) {
+    return n;
+}
+
+double sqrt_sum(std::uint64_t begin, std::uint64_t end) {
+    double sum = 0;
+    for (std::uint64_t i = begin; i < end; ++i)
+        sum += std::sqrt(static_cast<double>(i));
+    return sum;
 }
 
 std::uint64_t iterations_for(std::chrono::nanoseconds duration) {

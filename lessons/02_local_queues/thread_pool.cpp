@@ -32,15 +32,48 @@ ThreadPool::ThreadPool(std::size_t num_workers) {
 
 void ThreadPool::spawn(Task task) {
     if (!task) throw std::invalid_argument("ThreadPool::spawn: the task is empty");
-    // Counted before it is queued, so the count cannot reach zero while the task waits.
-    // Relaxed is enough: the task's own decrement comes after a worker took it out of a queue,
-    // and that queue's mutex orders this increment before it; and when a task spawns, its own
-    // decrement comes later in this same thread.
-    pending_.fetch_add(1, std::memory_order_relaxed);
+    count_spawn();  // before it is queued, so the count cannot reach zero while it waits
     // TODO(exercise 2): on a worker of this pool (tl_worker says who the caller is), push the
     // task onto that worker's own queue instead. As given, every task goes to the shared queue.
     std::lock_guard lock(mutex_);
     shared_.push_back(std::move(task));
+}
+
+// pending_ counts the tasks queued or running anywhere: wait_idle and the draining rule need
+// it. Changed twice per task by every worker, it would be the one shared cache line left on the
+// hot path, bouncing between cores: a shared lock in disguise. So each worker keeps a private
+// tally of tasks it finished but has not yet subtracted. A spawn on that worker first cancels
+// against the tally (one task finished, one new: the total is unchanged) and only touches
+// pending_ when the tally is empty; the worker subtracts what is left of its tally whenever it
+// runs out of work. Subtractions only come late, never early, so pending_ is never below the
+// true count and wait_idle cannot return too soon; and a worker that ran out of work has
+// reported everything, so pending_ reaches zero once the last worker runs dry.
+void ThreadPool::count_spawn() {
+    if (tl_worker.pool == this) {
+        std::size_t& unreported = workers_[tl_worker.index]->unreported;
+        if (unreported > 0) {
+            --unreported;
+            return;
+        }
+    }
+    // Relaxed is enough: this increment happens before the task is queued, and so before
+    // whichever subtraction takes its unit off again (that one comes after a worker took the
+    // task out of a queue through the queue's mutex). pending_ carries no data of its own.
+    pending_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void ThreadPool::report_finished(std::size_t index) {
+    const std::size_t finished = std::exchange(workers_[index]->unreported, 0);
+    if (finished == 0) return;
+    // Release: everything the finished tasks did (their effects, their counters, their spawns)
+    // happens before a thread that sees pending_ reach zero with an acquire load: wait_idle and
+    // the worker loop's exit check.
+    if (pending_.fetch_sub(finished, std::memory_order_release) == finished) {
+        // Under the mutex, so a wait_idle that has just checked pending_ under it and is about
+        // to sleep cannot miss this notification.
+        std::lock_guard lock(mutex_);
+        idle_.notify_all();
+    }
 }
 
 void ThreadPool::worker_loop(std::size_t index) {
@@ -53,11 +86,12 @@ void ThreadPool::worker_loop(std::size_t index) {
             idle_rounds = 0;
             continue;
         }
+        report_finished(index);  // out of work: make pending_ exact before idling or leaving
         // Draining rule: leave only when stopping and nothing is queued or running anywhere,
         // since a running task may still spawn work. The acquire load of stopping_ pairs with
         // the destructor's release store, so every spawn made before the destructor shows up
-        // in pending_ here; the acquire load of pending_ pairs with run_task's release
-        // decrement.
+        // in pending_ here; the acquire load of pending_ pairs with report_finished's release
+        // subtraction.
         if (stopping_.load(std::memory_order_acquire) &&
             pending_.load(std::memory_order_acquire) == 0) {
             return;
@@ -110,17 +144,9 @@ void ThreadPool::run_task(Task& task, std::size_t index) {
         std::lock_guard lock(mutex_);
         if (!first_error_) first_error_ = error;
     }
-    // Counted before the decrement below, which publishes it to whoever sees the pool idle.
+    // Counted before report_finished's release subtraction, which publishes it.
     workers_[index]->executed.fetch_add(1, std::memory_order_relaxed);
-    // Release: everything this task did (its effects, its counters, the spawns it made) happens
-    // before a thread that sees pending_ reach zero with an acquire load — wait_idle and the
-    // worker loop's exit check.
-    if (pending_.fetch_sub(1, std::memory_order_release) == 1) {
-        // Under the mutex, so a wait_idle that has just checked pending_ under it and is about
-        // to sleep cannot miss this notification.
-        std::lock_guard lock(mutex_);
-        idle_.notify_all();
-    }
+    ++workers_[index]->unreported;  // taken off pending_ later, by report_finished
 }
 
 void ThreadPool::wait_idle() {
@@ -130,8 +156,8 @@ void ThreadPool::wait_idle() {
             "for itself forever");
     }
     std::unique_lock lock(mutex_);
-    // Acquire pairs with run_task's release decrement: every finished task's effects are
-    // visible once this returns.
+    // Acquire pairs with report_finished's release subtraction: every finished task's effects
+    // are visible once this returns.
     idle_.wait(lock, [this] { return pending_.load(std::memory_order_acquire) == 0; });
     if (first_error_) std::rethrow_exception(std::exchange(first_error_, nullptr));
 }
@@ -152,7 +178,7 @@ PoolStats ThreadPool::stats() const {
     PoolStats s;
     for (const auto& w : workers_) {
         // Relaxed: a snapshot. After wait_idle it is exact, because every counter was bumped
-        // before a release decrement of pending_ that wait_idle acquired.
+        // before a release subtraction from pending_ that wait_idle acquired.
         s.executed_per_worker.push_back(w->executed.load(std::memory_order_relaxed));
         s.steals += w->steals.load(std::memory_order_relaxed);
         s.steal_attempts += w->steal_attempts.load(std::memory_order_relaxed);

@@ -67,6 +67,9 @@ class ThreadPool {
     // stats(); on a cache line of its own so that two workers' counters never share one.
     struct alignas(64) Worker {
         WorkerQueue queue;
+        // Tasks this worker finished but has not yet taken off pending_ (see count_spawn).
+        // Only this worker's thread touches it.
+        std::size_t unreported = 0;
         std::atomic<std::uint64_t> executed{0};
         std::atomic<std::uint64_t> steals{0};
         std::atomic<std::uint64_t> steal_attempts{0};
@@ -78,6 +81,8 @@ class ThreadPool {
     std::optional<Task> take_shared();
     std::optional<Task> steal(std::size_t thief, XorShift& rng);
     static void backoff(unsigned idle_rounds);
+    void count_spawn();
+    void report_finished(std::size_t index);
     void run_task(Task& task, std::size_t index);
     bool on_worker_thread() const noexcept;
 

@@ -100,6 +100,18 @@ TEST(Lesson02Ex2, WaitIdleWaitsForAChainOfTasksEachSpawningTheNext) {
     EXPECT_EQ(ran.load(), kLinks) << "wait_idle returned before the last task of the chain ran";
 }
 
+TEST(Lesson02Ex2, WaitIdleWaitsForAParentThatOutlivesItsChild) {
+    for (std::size_t workers : {2, 3}) {
+        ThreadPool pool(workers);
+        for (int round = 0; round < 20; ++round) {
+            EXPECT_TRUE(ws::testing::wait_idle_waits_for_a_parent_that_outlives_its_child(
+                pool, 5ms, round % 2 == 1))
+                << "wait_idle returned while a task was still running (" << workers
+                << " workers): its child finished first, and the parent was no longer counted";
+        }
+    }
+}
+
 TEST(Lesson02Ex2, WaitIdleFromInsideATaskIsALogicError) {
     ThreadPool pool(2);
     EXPECT_EQ(ws::testing::call_wait_idle_from_a_task(pool),

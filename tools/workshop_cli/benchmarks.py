@@ -3,6 +3,7 @@ print each workload's contenders side by side as medians and ratios."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from collections import defaultdict
 from pathlib import Path
@@ -12,6 +13,48 @@ from . import build as b
 # The order contenders appear in, when present.
 ORDER = ["sequential", "lesson00", "lesson01", "lesson02", "lesson03", "lesson04", "lesson05",
          "lesson06", "lesson07", "onetbb", "openmp", "std::function", "ws::Task"]
+
+
+# The order workloads appear in, when present; others follow in the order they ran.
+WORKLOADS = ["flat_spawn", "spawn_tree", "imbalanced", "fib", "reduce", "idle_cpu", "wake"]
+
+# What a row means, printed under the table when the row is present.
+NOTES = {
+    "imbalanced": "imbalanced: 20,000 tasks of 5 us on average (every 8th 8x longer), all "
+                  "spawned by one task",
+    "fib": "fib: fib(30) by join without cutoff, 1,346,268 joins",
+    "reduce": "reduce: parallel_reduce of sqrt(i) over 10^7 indices",
+    "idle_cpu": "idle_cpu: CPU time burnt per second of idleness, in the second right after "
+                "some work (1 ms = 0.1 % of a core)",
+    "wake": "wake: from spawning one task after 300 ms of idleness to the task starting",
+}
+
+
+def _short(benchmark_name: str) -> str:
+    """flat_spawn/onetbb/real_time_median -> flat_spawn/onetbb"""
+    return "/".join(benchmark_name.split("/")[:2])
+
+
+def list_benchmarks(exe: Path, bench_filter: str | None) -> list[str]:
+    cmd = [str(exe), "--benchmark_list_tests=true"]
+    if bench_filter:
+        cmd.append(f"--benchmark_filter={bench_filter}")
+    out = subprocess.run(cmd, capture_output=True, text=True, check=False).stdout
+    return [_short(line.strip()) for line in out.splitlines() if "/" in line]
+
+
+def busy_warning() -> None:
+    """Says so when other processes keep the machine busy: every contender then gets less than
+    its cores, and unevenly, so times and ratios are noisy."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return
+    cores = os.cpu_count() or 1
+    if load > 0.5:
+        b.progress(f"note: the load average is {load:.1f} on {cores} cores before the run: other "
+                   "processes compete for the CPU, so the numbers will be noisy (parallel "
+                   "contenders suffer most); for figures to quote, run on a quiet machine")
 
 
 def run_benchmark(binary: str, out_json: Path, *, repetitions: int, min_time: float,
@@ -24,15 +67,23 @@ def run_benchmark(binary: str, out_json: Path, *, repetitions: int, min_time: fl
            "--benchmark_report_aggregates_only=true"]
     if bench_filter:
         cmd.append(f"--benchmark_filter={bench_filter}")
-    b.progress(f"running {binary} ({repetitions} repetitions of each benchmark; the medians "
-               "are compared) ...")
+    busy_warning()
+    names = list_benchmarks(exe, bench_filter)
+    b.progress(f"running {binary}: {len(names)} benchmarks, {repetitions} repetitions of each "
+               "(the medians are compared) ...")
+    if names:
+        b.progress(f"  [1/{len(names)}] now: {names[0]}")
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     tail = []
+    done = 0
     for line in proc.stdout:
         tail = (tail + [line])[-20:]
         if "_median" in line or (repetitions == 1 and "/" in line and " ms " in line):
-            b.progress("  done: " + line.split()[0].replace("/real_time_median", "").replace("/real_time", "")
-                       .replace("_median", ""))
+            done += 1
+            finished = _short(line.split()[0])
+            following = f"; [{done + 1}/{len(names)}] now: {names[done]}" \
+                if done < len(names) else ""
+            b.progress(f"  done: {finished}{following}")
     if proc.wait() != 0:
         raise b.BuildError(f"{binary} failed (exit code {proc.returncode}):\n" + "".join(tail))
     return json.loads(out_json.read_text())
@@ -52,7 +103,8 @@ def medians(report: dict) -> dict[str, dict[str, float]]:
         unit = bm.get("time_unit", "ns")
         scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[unit]
         table[workload][contender] = bm["real_time"] * scale
-    return table
+    return dict(sorted(table.items(), key=lambda item: (
+        WORKLOADS.index(item[0]) if item[0] in WORKLOADS else len(WORKLOADS))))
 
 
 def row_reference(row: dict[str, float], reference: str | None) -> str | None:
@@ -96,3 +148,25 @@ def print_table(table: dict[str, dict[str, float]], reference: str | None) -> No
                 cell += f" ({row[c] / row[ref]:.2f}x)"
             cells.append(f"{cell:>18}")
         print(f"{workload:<14}" + "".join(cells))
+    notes = [NOTES[w] for w in table if w in NOTES]
+    if notes:
+        print("\n" + "\n".join(notes))
+
+
+def ideal_shares(table: dict[str, dict[str, float]], workers: int) -> dict[str, float]:
+    """For the imbalanced workload: each contender's share of the ideal time, the sequential
+    time divided by the number of workers (100 % = a perfect split, no overhead)."""
+    row = table.get("imbalanced", {})
+    sequential = row.get("sequential")
+    if not sequential or workers < 1:
+        return {}
+    ideal = sequential / workers
+    return {c: ideal / t for c, t in row.items() if c != "sequential" and t > 0}
+
+
+def print_ideal_shares(table: dict[str, dict[str, float]], workers: int) -> None:
+    shares = ideal_shares(table, workers)
+    if shares:
+        cells = ", ".join(f"{c} {100 * v:.0f} %" for c, v in
+                          sorted(shares.items(), key=lambda kv: contenders_of(table).index(kv[0])))
+        print(f"imbalanced, share of ideal (sequential / {workers} workers): {cells}")

@@ -48,9 +48,11 @@ set style histogram clustered gap 1
 set style fill solid 0.9 border -1
 set boxwidth 0.9
 set logscale y 2
-set ylabel "time relative to {reference} or the group's first bar (log, lower is faster)"
+set ylabel "time relative to {reference} (log scale)" offset 1,0
+set lmargin 16
 set grid ytics
 set key outside right top
+set xtics rotate by -25 nomirror
 set yrange [{min(ratios) / 1.5}:{max(ratios) * 1.5}]
 plot {plots}
 """

@@ -81,7 +81,7 @@ def cmd_bench(args) -> int:
     previous = f"lesson{lesson.number - 1:02d}" if lesson.number > 0 else "sequential"
     table = benchmarks.medians(report)
     benchmarks.print_table(table, reference=previous)
-    _finish_bench_output(table, previous, f"Lesson {lesson.nn} against its peers", out,
+    _finish_bench_output(table, previous, f"Lesson {lesson.nn} against its peers (lower is faster)", out,
                          args.save_to_book)
     return 0
 
@@ -107,7 +107,8 @@ def cmd_tour(args) -> int:
     table = benchmarks.medians(report)
     reference = "onetbb" if any("onetbb" in row for row in table.values()) else "sequential"
     benchmarks.print_table(table, reference=reference)
-    _finish_bench_output(table, reference, "The tour: every lesson against the peers", out,
+    benchmarks.print_ideal_shares(table, report.get("context", {}).get("num_cpus", 0))
+    _finish_bench_output(table, reference, "The tour: every lesson against the peers (lower is faster)", out,
                          args.save_to_book)
     return 0
 

@@ -14,6 +14,13 @@ namespace ws::bench {
 // The body of a "tiny" task: a handful of kernel steps.
 [[gnu::noinline]] void tiny_work();
 
+// The leaf of every fib(n) contender: returns n (called for n < 2). Out of line, so a recursion
+// without cutoff pays one real call per leaf in every contender alike.
+[[gnu::noinline]] std::uint64_t fib_leaf(std::uint64_t n);
+
+// The chunk of every parallel_reduce contender: the sum of sqrt(i) for i in [begin, end).
+[[gnu::noinline]] double sqrt_sum(std::uint64_t begin, std::uint64_t end);
+
 // How many spin_kernel iterations take about `duration` on this machine (measured once).
 std::uint64_t iterations_for(std::chrono::nanoseconds duration);
 

@@ -4,7 +4,10 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <ctime>
+#include <thread>
 
 #include "ws/bench/kernel.hpp"
 
@@ -62,6 +65,76 @@ void imbalanced_from_one(E& exec, std::uint64_t n, std::uint64_t unit) {
 constexpr std::uint64_t imbalanced_total(std::uint64_t n, std::uint64_t unit) {
     const std::uint64_t heavy = (n + 7) / 8;
     return heavy * 8 * unit + (n - heavy) * unit;
+}
+
+// fib(n) by fork-join without a cutoff: every call with n >= 2 joins its two halves, so
+// fib(30) runs 1,346,268 joins and 1,346,269 fib_leaf calls. `join(a, b)` is the contender's
+// fork-join: runs both callables, possibly in parallel, and returns when both are done.
+template <typename Join>
+std::uint64_t fib(Join& join, std::uint64_t n) {
+    if (n < 2) return fib_leaf(n);
+    std::uint64_t x = 0, y = 0;
+    join([&] { x = fib(join, n - 1); }, [&] { y = fib(join, n - 2); });
+    return x + y;
+}
+
+// Number of joins fib(join, n) performs: the calls with n >= 2.
+constexpr std::uint64_t fib_joins(std::uint64_t n) {
+    std::uint64_t a = 0, b = 1;  // fib(0), fib(1); after the loop a = fib(n + 1)
+    for (std::uint64_t i = 0; i <= n; ++i) {
+        const std::uint64_t c = a + b;
+        a = b;
+        b = c;
+    }
+    return a - 1;  // the inner calls of fib(n) number fib(n + 1) - 1
+}
+
+// CPU time consumed by every thread of this process so far, in seconds.
+inline double process_cpu_seconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// Idle CPU: seconds of CPU the process burns per second of wall time while nothing is to do,
+// measured over `window` that starts right after `burst()` (a short burst of work) — so a
+// pool that spins for a while before it sleeps pays for that spinning. (The calling thread
+// sleeps meanwhile; other threads of the process must be quiet too.)
+template <typename Burst>
+double idle_cpu_after(Burst burst, std::chrono::milliseconds window) {
+    burst();
+    const double cpu0 = process_cpu_seconds();
+    const auto t0 = std::chrono::steady_clock::now();
+    std::this_thread::sleep_for(window);
+    const double cpu1 = process_cpu_seconds();
+    const auto t1 = std::chrono::steady_clock::now();
+    return (cpu1 - cpu0) / std::chrono::duration<double>(t1 - t0).count();
+}
+
+// The same for an executor, after a spawn tree of 2,047 tasks.
+template <typename E>
+double idle_cpu_per_second(E& exec, std::chrono::milliseconds window) {
+    return idle_cpu_after([&exec] { spawn_tree(exec, 10); }, window);
+}
+
+// Wake-up latency: after `idle` with nothing to do, the time from spawning one task (from
+// outside, and not helping) to that task starting on a worker.
+template <typename E>
+std::chrono::nanoseconds wake_latency(E& exec, std::chrono::milliseconds idle) {
+    using Clock = std::chrono::steady_clock;
+    std::this_thread::sleep_for(idle);
+    std::atomic<Clock::rep> started{0};
+    const auto t0 = Clock::now();
+    exec.spawn([&started] {
+        // release: the caller's acquire load sees the timestamp; notify after the store
+        started.store(Clock::now().time_since_epoch().count(), std::memory_order_release);
+        started.notify_one();
+    });
+    Clock::rep at = 0;
+    while ((at = started.load(std::memory_order_acquire)) == 0)
+        started.wait(0, std::memory_order_acquire);
+    exec.wait_idle();  // the task has finished with `started` before it leaves scope
+    return Clock::duration(at) - t0.time_since_epoch();
 }
 
 }  // namespace ws::bench

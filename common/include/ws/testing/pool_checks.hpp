@@ -35,6 +35,28 @@ WaitIdleFromTask call_wait_idle_from_a_task(Pool& pool) {
     return outcome.load();
 }
 
+// Whether wait_idle waited for a task that outlives the child it spawned: the parent spawns a
+// child, waits (bounded) until the child has run, possibly on another worker, then works on for
+// `linger`. A pool that stopped counting the parent once the child was counted returns early.
+// With `finished_task_first`, a trivial task is spawned just before the parent, so a worker may
+// already have finished a task when the parent spawns.
+template <typename Pool>
+bool wait_idle_waits_for_a_parent_that_outlives_its_child(Pool& pool,
+                                                          std::chrono::milliseconds linger,
+                                                          bool finished_task_first) {
+    std::atomic<bool> child_ran{false};
+    std::atomic<bool> parent_done{false};
+    if (finished_task_first) pool.spawn([] {});
+    pool.spawn([&] {
+        pool.spawn([&] { child_ran = true; });
+        wait_until([&] { return child_ran.load(); }, std::chrono::milliseconds(200));
+        std::this_thread::sleep_for(linger);
+        parent_done = true;
+    });
+    pool.wait_idle();
+    return parent_done.load();
+}
+
 // CPU time the whole process used during `window` while `pool` sat idle, measured from
 // `settle` after one task ran; nullopt if that task never ran. The least of `tries` windows in a
 // row: a busy machine (other tests, other builds) can only add to what a window measures, so

@@ -1,0 +1,139 @@
+// Checks of a pool whose idle workers park (lessons 05 and later), written once for any pool
+// with spawn, wait_idle, num_workers, stats() (parks, wakeups) and a constructor from `config`.
+// The bounds are the ones lesson 05's issue sets; each check reports through GoogleTest.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "ws/testing/exactly_once.hpp"
+#include "ws/testing/harness.hpp"
+#include "ws/testing/pool_checks.hpp"
+#include "ws/testing/stress.hpp"
+#include "ws/testing/wait.hpp"
+
+namespace ws::testing::parking {
+
+using namespace std::chrono_literals;
+
+// Workers asleep right now: each park ends with exactly one wake-up.
+template <typename Pool>
+std::uint64_t asleep(const Pool& pool) {
+    const auto s = pool.stats();
+    return s.parks - s.wakeups;
+}
+
+template <typename Pool>
+bool wait_until_all_asleep(const Pool& pool) {
+    return wait_until([&] { return asleep(pool) == pool.num_workers(); }, 5s * slowdown());
+}
+
+// Every task from four outside threads, and every task those spawn, runs exactly once.
+template <typename Pool, typename Config>
+void check_exactly_once(const Config& config) {
+    constexpr std::size_t kThreads = 4, kPerThread = 10'000;
+    ExactlyOnce seen(2 * kThreads * kPerThread);
+    Pool pool(config);
+    std::vector<std::thread> spawners;
+    for (std::size_t t = 0; t < kThreads; ++t) {
+        spawners.emplace_back([&, t] {
+            for (std::size_t i = 0; i < kPerThread; ++i) {
+                const std::size_t item = 2 * (t * kPerThread + i);
+                pool.spawn([&pool, &seen, item] {
+                    seen.mark(item);
+                    pool.spawn([&seen, item] { seen.mark(item + 1); });
+                });
+            }
+        });
+    }
+    for (auto& s : spawners)
+        s.join();
+    pool.wait_idle();
+    EXPECT_TRUE(seen.verify());
+    EXPECT_EQ(pool.stats().executed(), seen.size());
+}
+
+// An idle 2-worker pool uses under 2 % of a core over 500 ms (the least of three windows).
+template <typename Pool, typename Config>
+void check_idle_cpu(const Config& config) {
+    Pool pool(config);
+    const auto used = idle_cpu_seconds(pool, 50ms, 500ms);
+    ASSERT_TRUE(used.has_value()) << "a task spawned on the idle pool never ran";
+    EXPECT_LT(*used, 0.02 * 0.5) << "the idle pool used " << *used * 1000
+                                 << " ms of CPU in 500 ms: a worker does not sleep";
+}
+
+// `rounds` times: pool idle (or about to be: every other round does not wait for the workers
+// to sleep, so the spawn lands while they are on their way) → spawn one task from outside → it
+// must start within 1 s.
+template <typename Pool, typename Config>
+void check_wake_rounds(const Config& config, std::uint64_t rounds) {
+    Pool pool(config);
+    std::atomic<std::uint64_t> started{0};
+    std::uint64_t misses = 0, waited_for_sleep = 0;
+    const auto done =
+        stress(rounds, 60s * slowdown(), [&](std::mt19937_64& rng, std::uint64_t round) {
+            if (rng() % 2 == 0) {
+                ASSERT_TRUE(wait_until_all_asleep(pool)) << "round " << round;
+                ++waited_for_sleep;
+            }
+            pool.spawn([&] { started.fetch_add(1, std::memory_order_relaxed); });
+            const auto deadline = std::chrono::steady_clock::now() + 1s * slowdown();
+            while (started.load(std::memory_order_relaxed) < round + 1) {
+                if (std::chrono::steady_clock::now() > deadline) {
+                    ++misses;
+                    FAIL() << "round " << round
+                           << ": the task did not start within 1 s (a lost wake-up)";
+                }
+                std::this_thread::yield();
+            }
+        });
+    pool.wait_idle();
+    EXPECT_EQ(misses, 0u);
+    EXPECT_GT(waited_for_sleep, 0u);
+    EXPECT_GT(done, 0u);
+    std::printf("%llu rounds, %llu after the workers were asleep, %llu wake-ups\n",
+                static_cast<unsigned long long>(done),
+                static_cast<unsigned long long>(waited_for_sleep),
+                static_cast<unsigned long long>(pool.stats().wakeups));
+    EXPECT_GE(pool.stats().wakeups, waited_for_sleep / 2) << "tasks ran, but nobody was woken?";
+}
+
+// Two long tasks spawned together from outside an idle pool run at the same time.
+template <typename Pool, typename Config>
+void check_two_long_tasks(const Config& config) {
+    Pool pool(config);
+    ASSERT_TRUE(wait_until_all_asleep(pool));
+    std::atomic<int> arrived{0}, met{0};
+    for (int i = 0; i < 2; ++i) {
+        pool.spawn([&] {
+            arrived.fetch_add(1);
+            if (wait_until([&] { return arrived.load() == 2; }, 2s * slowdown())) met.fetch_add(1);
+        });
+    }
+    pool.wait_idle();
+    EXPECT_EQ(met.load(), 2) << "the second task did not start while the first ran: the "
+                                "worker that took the first did not wake the other";
+}
+
+// How long destroying a 2-worker pool takes once its workers are parked.
+template <typename Pool, typename Config>
+std::optional<std::chrono::steady_clock::duration> time_to_destroy_parked(const Config& config) {
+    std::optional<Pool> pool(std::in_place, config);
+    pool->spawn([] {});
+    pool->wait_idle();
+    if (!wait_until_all_asleep(*pool)) return std::nullopt;
+    const auto t0 = std::chrono::steady_clock::now();
+    pool.reset();
+    return std::chrono::steady_clock::now() - t0;
+}
+
+}  // namespace ws::testing::parking

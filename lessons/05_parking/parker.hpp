@@ -1,0 +1,235 @@
+// Lesson 05: parking idle workers.
+//
+// A worker with nothing to do should sleep (no CPU), wake promptly when work arrives, never
+// sleep through a task that was published while it was deciding to sleep (a lost wake-up), and
+// a spawn should not wake a crowd of workers for one task (a thundering herd).
+//
+// Two parkers with the same interface, used by the pool's worker loop:
+//   NaiveParker (exercise 1): a condition variable; every notify takes its mutex.
+//   Parker (exercises 2-4): an event count — announce, recheck, sleep — whose spawner side is
+//     one load of a shared word while nobody sleeps, and which wakes only when nobody is
+//     already searching.
+//
+// The worker side, in both:
+//     if (!parker.park([&] { return stopping || has_work(); })) ...
+// park() announces the intention to sleep, calls the recheck, and sleeps only if it says
+// false. The spawner side: publish the task, then notify_one().
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <stdexcept>
+
+#include <ws/not_implemented.hpp>
+
+namespace ws::lesson05 {
+
+// Exercise 1: the naive version. Correct, and simple to prove: the recheck runs under the
+// mutex that every notify_one takes, so a spawner either publishes before the recheck (which
+// then sees the task) or takes the mutex after the sleeper released it inside cv_.wait (and
+// its notify then finds it asleep). The price: every spawn takes a global mutex and signals,
+// whether anyone sleeps or not.
+class NaiveParker {
+  public:
+    explicit NaiveParker(std::size_t /*num_workers*/) {}
+
+    // Worker: sleeps until notified, unless stopping or `has_work()` says there is work.
+    // Returns true if it slept. A wake-up may be spurious: the caller looks for work again.
+    template <typename HasWork>
+    bool park(HasWork&& has_work) {
+        // TODO(exercise 1): under mutex_, return false if stop_ is set or has_work() is true;
+        // otherwise count a park, wait once on cv_, count a wake-up and return true.
+        (void)has_work;
+        (void)stop_;
+        throw NotImplemented("lesson 05, exercise 1: NaiveParker::park");
+    }
+
+    // Spawner, after publishing a task: wakes one sleeper, if any.
+    void notify_one() {
+        // TODO(exercise 1): take and release mutex_ (why is that needed?), then notify one.
+        throw NotImplemented("lesson 05, exercise 1: NaiveParker::notify_one");
+    }
+
+    // Shutdown: wakes every sleeper; from now on park() returns at once.
+    void notify_all() {
+        // TODO(exercise 1): set stop_ under mutex_, then wake every sleeper.
+        throw NotImplemented("lesson 05, exercise 1: NaiveParker::notify_all");
+    }
+
+    std::uint64_t parks() const noexcept { return parks_.load(std::memory_order_relaxed); }
+    std::uint64_t wakeups() const noexcept { return wakeups_.load(std::memory_order_relaxed); }
+
+  private:
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    bool stop_ = false;  // guarded by mutex_
+    std::atomic<std::uint64_t> parks_{0}, wakeups_{0};
+};
+
+// Exercises 2-4: an event count with a count of searching workers.
+//
+// A worker is in one of three states, and Parker counts two of them in one atomic word:
+//   working    running tasks from its own deque (not counted);
+//   searching  out of local work, looking elsewhere: the global queue, other deques;
+//   sleeping   announced in park(): from then on it is counted in `sleepers` until a waker
+//              claims it (or it cancels), and it sleeps until it takes a wake token.
+//
+//   state_:  bit 32: stop  |  bits 16-31: searching  |  bits 0-15: sleepers
+//   tokens_: wake tokens handed out by wakers and not yet taken (a futex word).
+//
+// Every operation on state_ and every publication of a task is seq_cst, so they all lie in one
+// total order S; the proof of "no lost wake-up" (park()) reasons in S.
+class Parker {
+  public:
+    // Up to 65,535 workers (16-bit counts); more → std::length_error.
+    explicit Parker(std::size_t num_workers) : num_workers_(num_workers) {
+        if (num_workers > 0xffff) throw std::length_error("Parker: at most 65,535 workers");
+    }
+
+    // --- worker side ----------------------------------------------------------------------
+
+    // The worker ran out of its own work and starts looking elsewhere (exercise 3).
+    void begin_search() noexcept {
+        // TODO(exercise 3): count this worker as a searcher (seq_cst). As given, nobody is ever
+        // counted as searching.
+    }
+
+    // A searching worker found a task (exercise 3). If it was the last searcher, nobody is
+    // looking any more, and a spawn that saw it searching relied on it: if `more_work()` (the
+    // same recheck as park()'s) still sees a task, wake one sleeper to take over the search
+    // ("the last searcher to find work wakes another"). If it sees none, nobody needs waking:
+    // a later spawn finds no searcher and wakes a sleeper itself.
+    template <typename HasWork>
+    void end_search(HasWork&& more_work) {
+        // TODO(exercise 3): stop counting this worker as a searcher; if it was the last one,
+        // someone sleeps and more_work() is true, wake_one().
+        (void)more_work;
+    }
+
+    // Announce, recheck, sleep. `has_work()` must look at every queue a task can be published
+    // to (with seq_cst loads) and at the pool's stop flag. Returns true if the worker slept;
+    // either way it returns as a searcher: the caller looks for work again.
+    template <typename HasWork>
+    bool park(HasWork&& has_work);
+
+    // --- spawner side ---------------------------------------------------------------------
+
+    // After publishing a task (with a seq_cst store or RMW): wake one sleeper, unless somebody
+    // is searching already (exercise 3) or nobody sleeps. While nobody sleeps this is one load.
+    void notify_one() noexcept {
+        // TODO(exercise 2): load state_ (seq_cst); if someone sleeps, wake_one().
+        // TODO(exercise 3): ...unless somebody is searching already.
+        // As given, it wakes nobody.
+    }
+
+    // Shutdown (exercise 4): wakes every sleeper, and from now on park() returns at once.
+    void notify_all() noexcept;
+
+    bool stopping() const noexcept {
+        // seq_cst: like every access to state_ (and cheap: a load).
+        return (state_.load(std::memory_order_seq_cst) & kStop) != 0;
+    }
+
+    // --- observation (statistics and tests) -----------------------------------------------
+    // relaxed: snapshots; nothing is read on the strength of them.
+    std::uint32_t sleepers() const noexcept {
+        return sleepers(state_.load(std::memory_order_relaxed));
+    }
+    std::uint32_t searching() const noexcept {
+        return searching(state_.load(std::memory_order_relaxed));
+    }
+    std::uint64_t parks() const noexcept { return parks_.load(std::memory_order_relaxed); }
+    std::uint64_t wakeups() const noexcept { return wakeups_.load(std::memory_order_relaxed); }
+
+  private:
+    static constexpr std::uint64_t kSleeper = 1;
+    static constexpr std::uint64_t kSearcher = std::uint64_t{1} << 16;
+    static constexpr std::uint64_t kStop = std::uint64_t{1} << 32;
+
+    static std::uint32_t sleepers(std::uint64_t s) noexcept {
+        return static_cast<std::uint32_t>(s & 0xffff);
+    }
+    static std::uint32_t searching(std::uint64_t s) noexcept {
+        return static_cast<std::uint32_t>((s >> 16) & 0xffff);
+    }
+
+    void wake_one() noexcept;
+    void cancel() noexcept;
+    void take_token() noexcept;
+    void hand_tokens(std::uint32_t n) noexcept;
+
+    std::size_t num_workers_;  // only for the stand-in notify_all() of the starter code
+    alignas(64) std::atomic<std::uint64_t> state_{0};
+    alignas(64) std::atomic<std::uint32_t> tokens_{0};
+    alignas(64) std::atomic<std::uint64_t> parks_{0};
+    std::atomic<std::uint64_t> wakeups_{0};
+};
+
+template <typename HasWork>
+bool Parker::park(HasWork&& has_work) {
+    // TODO(exercise 2): announce (one seq_cst RMW: sleepers + 1), then recheck with has_work();
+    // if there is work, cancel() and return false; otherwise count a park, take_token() (which
+    // sleeps), count a wake-up and return true.
+    // TODO(exercise 3): the announcement also stops the search (searching - 1).
+    // TODO(exercise 4): if the announcement sees kStop, cancel and return false.
+    (void)has_work;
+    throw NotImplemented("lesson 05, exercise 2: Parker::park");
+}
+
+inline void Parker::wake_one() noexcept {
+    // TODO(exercise 2): CAS state_ (seq_cst) to claim one sleeper (sleepers - 1), then
+    // hand_tokens(1); do nothing if nobody sleeps.
+    // TODO(exercise 3): the claimed sleeper becomes a searcher (searching + 1), and wake only
+    // while nobody is searching.
+}
+
+inline void Parker::cancel() noexcept {
+    // TODO(exercise 2): take back the announcement: CAS sleepers - 1 — but if sleepers is
+    // already 0, a waker claimed us and handed a token: take_token() instead.
+    // TODO(exercise 3): cancelling makes the worker a searcher again (searching + 1).
+}
+
+inline void Parker::take_token() noexcept {
+    // relaxed: only a hint for the CAS below, which decides.
+    std::uint32_t t = tokens_.load(std::memory_order_relaxed);
+    for (;;) {
+        if (t == 0) {
+            // Sleeps while tokens_ is 0 (a futex wait: no CPU). relaxed: the CAS below is the
+            // acquire that matters; a stale value only sends us round the loop.
+            tokens_.wait(0, std::memory_order_relaxed);
+            t = tokens_.load(std::memory_order_relaxed);
+            continue;
+        }
+        // acquire: pairs with the release in hand_tokens(): whatever the waker did before
+        // waking us (publishing a task, setting stop) is visible to us.
+        if (tokens_.compare_exchange_weak(t, t - 1, std::memory_order_acquire,
+                                          std::memory_order_relaxed))
+            return;
+    }
+}
+
+inline void Parker::hand_tokens(std::uint32_t n) noexcept {
+    // release: pairs with the acquire CAS in take_token().
+    tokens_.fetch_add(n, std::memory_order_release);
+    // notify_one on a 32-bit atomic is a FUTEX_WAKE of one thread: one token, one thread woken
+    // (no herd). It is skipped when nobody waits in the kernel.
+    if (n == 1) {
+        tokens_.notify_one();
+    } else {
+        tokens_.notify_all();
+    }
+}
+
+inline void Parker::notify_all() noexcept {
+    // TODO(exercise 4): in one CAS, set kStop and claim every sleeper (each becomes a
+    // searcher), then hand them their tokens; park() must then never sleep again.
+    // As given, it hands one token to each worker without claiming anyone: the sleepers of this
+    // moment wake up, but the counts go wrong, stopping() stays false, and once the tokens are
+    // used up a later park() sleeps.
+    hand_tokens(static_cast<std::uint32_t>(num_workers_));
+}
+
+}  // namespace ws::lesson05

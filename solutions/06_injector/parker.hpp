@@ -1,0 +1,244 @@
+// Lesson 05's parker, unchanged but for the naive one: parking idle workers.
+//
+// A worker with nothing to do should sleep (no CPU), wake promptly when work arrives, never
+// sleep through a task that was published while it was deciding to sleep (a lost wake-up), and
+// a spawn should not wake a crowd of workers for one task (a thundering herd).
+//
+// Parker: an event count — announce, recheck, sleep — whose spawner side is one load of a
+// shared word while nobody sleeps, and which wakes only when nobody is already searching.
+// (Lesson 05's NaiveParker is gone: it was there to be measured.)
+//
+// The worker side:
+//     if (!parker.park([&] { return stopping || has_work(); })) ...
+// park() announces the intention to sleep, calls the recheck, and sleeps only if it says
+// false. The spawner side: publish the task, then notify_one().
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+
+namespace ws::lesson06 {
+
+// ANCHOR: parker_class
+// An event count with a count of searching workers.
+//
+// A worker is in one of three states, and Parker counts two of them in one atomic word:
+//   working    running tasks from its own deque (not counted);
+//   searching  out of local work, looking elsewhere: the global queue, other deques;
+//   sleeping   announced in park(): from then on it is counted in `sleepers` until a waker
+//              claims it (or it cancels), and it sleeps until it takes a wake token.
+//
+//   state_:  bit 32: stop  |  bits 16-31: searching  |  bits 0-15: sleepers
+//   tokens_: wake tokens handed out by wakers and not yet taken (a futex word).
+//
+// Every operation on state_ and every publication of a task is seq_cst, so they all lie in one
+// total order S; the proof of "no lost wake-up" (park()) reasons in S.
+class Parker {
+  public:
+    // Up to 65,535 workers (16-bit counts); more → std::length_error.
+    explicit Parker(std::size_t num_workers) {
+        if (num_workers > 0xffff) throw std::length_error("Parker: at most 65,535 workers");
+    }
+
+    // --- worker side ----------------------------------------------------------------------
+
+    // The worker ran out of its own work and starts looking elsewhere.
+    void begin_search() noexcept {
+        // seq_cst: the scan that follows must come after this in S (see park()).
+        state_.fetch_add(kSearcher, std::memory_order_seq_cst);
+    }
+
+    // A searching worker found a task. If it was the last searcher, nobody is
+    // looking any more, and a spawn that saw it searching relied on it: if `more_work()` (the
+    // same recheck as park()'s) still sees a task, wake one sleeper to take over the search
+    // ("the last searcher to find work wakes another"). If it sees none, nobody needs waking:
+    // a later spawn finds no searcher and wakes a sleeper itself.
+    template <typename HasWork>
+    void end_search(HasWork&& more_work) {
+        // seq_cst: orders this transition in S against spawners' loads (see park()), and the
+        // recheck after it sees every task published before a spawn that saw us searching.
+        const std::uint64_t prev = state_.fetch_sub(kSearcher, std::memory_order_seq_cst);
+        if (searching(prev) == 1 && sleepers(prev) > 0 && more_work()) wake_one();
+    }
+
+    // Announce, recheck, sleep. `has_work()` must look at every queue a task can be published
+    // to (with seq_cst loads) and at the pool's stop flag. Returns true if the worker slept;
+    // either way it returns as a searcher: the caller looks for work again.
+    template <typename HasWork>
+    bool park(HasWork&& has_work);
+
+    // --- spawner side ---------------------------------------------------------------------
+
+    // After publishing a task (with a seq_cst store or RMW): wake one sleeper, unless somebody
+    // is searching already or nobody sleeps. While nobody sleeps this is one load.
+    void notify_one() noexcept {
+        // seq_cst: the other half of the Dekker pattern in park(): our publication, then this
+        // load; their announcement, then their recheck. In S one of them comes first.
+        const std::uint64_t s = state_.load(std::memory_order_seq_cst);
+        if (searching(s) > 0 || sleepers(s) == 0) return;
+        wake_one();
+    }
+
+    // Shutdown: wakes every sleeper, and from now on park() returns at once.
+    void notify_all() noexcept;
+
+    bool stopping() const noexcept {
+        // seq_cst: like every access to state_ (and cheap: a load).
+        return (state_.load(std::memory_order_seq_cst) & kStop) != 0;
+    }
+
+    // --- observation (statistics and tests) -----------------------------------------------
+    // relaxed: snapshots; nothing is read on the strength of them.
+    std::uint32_t sleepers() const noexcept {
+        return sleepers(state_.load(std::memory_order_relaxed));
+    }
+    std::uint32_t searching() const noexcept {
+        return searching(state_.load(std::memory_order_relaxed));
+    }
+    std::uint64_t parks() const noexcept { return parks_.load(std::memory_order_relaxed); }
+    std::uint64_t wakeups() const noexcept { return wakeups_.load(std::memory_order_relaxed); }
+
+  private:
+    static constexpr std::uint64_t kSleeper = 1;
+    static constexpr std::uint64_t kSearcher = std::uint64_t{1} << 16;
+    static constexpr std::uint64_t kStop = std::uint64_t{1} << 32;
+
+    static std::uint32_t sleepers(std::uint64_t s) noexcept {
+        return static_cast<std::uint32_t>(s & 0xffff);
+    }
+    static std::uint32_t searching(std::uint64_t s) noexcept {
+        return static_cast<std::uint32_t>((s >> 16) & 0xffff);
+    }
+
+    void wake_one() noexcept;
+    void cancel() noexcept;
+    void take_token() noexcept;
+    void hand_tokens(std::uint32_t n) noexcept;
+
+    alignas(64) std::atomic<std::uint64_t> state_{0};
+    alignas(64) std::atomic<std::uint32_t> tokens_{0};
+    alignas(64) std::atomic<std::uint64_t> parks_{0};
+    std::atomic<std::uint64_t> wakeups_{0};
+};
+// ANCHOR_END: parker_class
+
+// ANCHOR: park
+// Why no wake-up is lost. A spawner does P (publish the task, seq_cst) then L (load state_,
+// seq_cst, in notify_one). A worker going to sleep does A (announce: the RMW below) then R (the
+// recheck's seq_cst loads of every queue). All of them lie in the total order S, which respects
+// each thread's program order for seq_cst operations. Suppose the task is never taken although
+// every worker ends up asleep for good, and look at each worker's last announcement A:
+//   - if some A comes after L in S, then P < L < A < R, and that worker's recheck sees the task
+//     (or someone took it): it does not sleep — a contradiction;
+//   - so every last A comes before L, and none of those sleepers has been claimed (a claimed
+//     sleeper gets a token, wakes and announces again later). Then L reads sleepers > 0, and
+//     unless someone searches, notify_one claims a sleeper and hands it a token. A token is
+//     never lost (tokens_ counts them), so some sleeper wakes — a contradiction again.
+// Searching adds one case: L sees searching > 0 and wakes nobody. Then some worker W was
+// searching at L; W's next transition comes after L in S and is one of:
+//   - park(): its A comes after L, so as above its recheck sees the task;
+//   - end_search() as the last searcher: its RMW comes after L, so the recheck after it sees
+//     the task unless someone took it; then it wakes a sleeper if there is one (who, woken as a
+//     searcher, scans after that point), and if nobody sleeps every worker is busy and will
+//     begin_search() and scan (after L) when its task is done;
+//   - end_search() with other searchers left: the same argument applies to the last of them.
+template <typename HasWork>
+bool Parker::park(HasWork&& has_work) {
+    // Announce: one RMW moves us from searching to sleeping and tells
+    // us whether shutdown began. seq_cst: this is A above; the recheck below must come after it
+    // in S, and the spawner's L must see it or be seen by the recheck.
+    const std::uint64_t prev = state_.fetch_add(kSleeper - kSearcher, std::memory_order_seq_cst);
+    if ((prev & kStop) != 0 || has_work()) {
+        cancel();
+        return false;
+    }
+    parks_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+    take_token();
+    wakeups_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+    return true;
+}
+// ANCHOR_END: park
+
+// ANCHOR: wake
+// Claims one sleeper (moving it to searching on its behalf) and hands it a token. Who takes the
+// token does not matter: any announced sleeper will, and the counts stay right because every
+// announced sleeper leaves `sleepers` exactly once, by being claimed or by cancel().
+inline void Parker::wake_one() noexcept {
+    // seq_cst: a transition of state_ like the others (see park()). The loaded value only
+    // seeds the CAS.
+    std::uint64_t s = state_.load(std::memory_order_seq_cst);
+    while (sleepers(s) > 0 && searching(s) == 0) {
+        // seq_cst on success: in S with everything else. Failure: seq_cst too (the reloaded
+        // value is used to decide again, like the load above).
+        if (state_.compare_exchange_weak(s, s - kSleeper + kSearcher, std::memory_order_seq_cst)) {
+            hand_tokens(1);
+            return;
+        }
+    }
+}
+
+// The recheck found work (or shutdown began): undo the announcement.
+inline void Parker::cancel() noexcept {
+    // seq_cst: a transition of state_ (see park()).
+    std::uint64_t s = state_.load(std::memory_order_seq_cst);
+    for (;;) {
+        if (sleepers(s) == 0) {
+            // Every announced sleeper has been claimed, us included: a waker moved "us" to
+            // searching and handed a token, which is ours to take (it is there or on its way).
+            take_token();
+            return;
+        }
+        if (state_.compare_exchange_weak(s, s - kSleeper + kSearcher, std::memory_order_seq_cst))
+            return;
+    }
+}
+
+inline void Parker::take_token() noexcept {
+    // relaxed: only a hint for the CAS below, which decides.
+    std::uint32_t t = tokens_.load(std::memory_order_relaxed);
+    for (;;) {
+        if (t == 0) {
+            // Sleeps while tokens_ is 0 (a futex wait: no CPU). relaxed: the CAS below is the
+            // acquire that matters; a stale value only sends us round the loop.
+            tokens_.wait(0, std::memory_order_relaxed);
+            t = tokens_.load(std::memory_order_relaxed);
+            continue;
+        }
+        // acquire: pairs with the release in hand_tokens(): whatever the waker did before
+        // waking us (publishing a task, setting stop) is visible to us.
+        if (tokens_.compare_exchange_weak(t, t - 1, std::memory_order_acquire,
+                                          std::memory_order_relaxed))
+            return;
+    }
+}
+
+inline void Parker::hand_tokens(std::uint32_t n) noexcept {
+    // release: pairs with the acquire CAS in take_token().
+    tokens_.fetch_add(n, std::memory_order_release);
+    // notify_one on a 32-bit atomic is a FUTEX_WAKE of one thread: one token, one thread woken
+    // (no herd). It is skipped when nobody waits in the kernel.
+    if (n == 1) {
+        tokens_.notify_one();
+    } else {
+        tokens_.notify_all();
+    }
+}
+// ANCHOR_END: wake
+
+// ANCHOR: notify_all
+inline void Parker::notify_all() noexcept {
+    // seq_cst: a transition of state_ (see park()).
+    std::uint64_t s = state_.load(std::memory_order_seq_cst);
+    // One CAS sets the stop bit and claims every sleeper, so no announcement can slip between
+    // the two: a worker that announces later sees kStop in its RMW and does not sleep.
+    while (!state_.compare_exchange_weak(
+        s, (s | kStop) - sleepers(s) * kSleeper + sleepers(s) * kSearcher,
+        std::memory_order_seq_cst)) {
+    }
+    if (sleepers(s) > 0) hand_tokens(sleepers(s));
+}
+// ANCHOR_END: notify_all
+
+}  // namespace ws::lesson06

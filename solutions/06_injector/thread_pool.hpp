@@ -1,0 +1,138 @@
+// Lesson 06: lesson 05's pool (a Chase-Lev deque of owning Task pointers per worker, batches
+// for thieves, idle workers parked) with the global injector — a lock-free MPMC FIFO — in place
+// of the locked shared queue for spawns from outside. A worker takes a batch from it into its
+// own deque, and looks at it first every kFairnessInterval-th task, so injected tasks cannot
+// starve.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <ws/stats.hpp>
+#include <ws/task.hpp>
+
+#include "chase_lev_deque.hpp"
+#include "injector.hpp"
+#include "parker.hpp"
+
+namespace ws::lesson06 {
+
+// A small per-worker random number generator (xorshift64): picks victims. One per worker, on
+// the worker's own stack, so no two threads ever touch the same generator state.
+class XorShift {
+  public:
+    explicit XorShift(std::uint64_t seed) : state_(seed == 0 ? 0x9E3779B97F4A7C15u : seed) {}
+    std::uint64_t next() {
+        state_ ^= state_ << 13;
+        state_ ^= state_ >> 7;
+        state_ ^= state_ << 17;
+        return state_;
+    }
+
+  private:
+    std::uint64_t state_;
+};
+
+// ANCHOR: config
+// How to build a pool. An aggregate: ThreadPool pool(Config{.num_workers = 4}).
+struct Config {
+    // Worker threads; 0 → std::invalid_argument. Default: one per hardware thread.
+    std::size_t num_workers = std::max(1u, std::thread::hardware_concurrency());
+    // Initial capacity of each worker's deque, rounded up to a power of two; a deque doubles
+    // when full, so this only saves the first few growths. Default 256.
+    std::size_t local_queue_capacity = 256;
+    // The most steal() calls a thief makes on one victim in one visit, won or lost (a lost
+    // race, Steal::retry, counts too, which bounds a visit under contention). The thief keeps
+    // every task it gets, up to half of what it saw in the victim's deque: it runs the first
+    // and pushes the others onto its own deque. So this is also the largest batch. 0 →
+    // std::invalid_argument. Default 16.
+    std::size_t steal_attempts = 16;
+};
+// ANCHOR_END: config
+
+// ANCHOR: class
+class ThreadPool {
+  public:
+    // Starts `num_workers` threads, with the other settings at their defaults; 0 →
+    // std::invalid_argument.
+    explicit ThreadPool(std::size_t num_workers);
+    // Starts config.num_workers threads; a setting out of range → std::invalid_argument.
+    explicit ThreadPool(Config config);
+    // Runs every task already spawned, then stops and joins the workers.
+    ~ThreadPool();
+
+    ThreadPool(const ThreadPool&) = delete;
+    ThreadPool& operator=(const ThreadPool&) = delete;
+
+    // From one of this pool's workers: onto that worker's own queue. From anywhere else: into
+    // the injector. Then wakes a sleeping worker, unless one is already searching.
+    void spawn(Task task);
+
+    // Returns once every task spawned so far (and every task those spawned) has finished, then
+    // rethrows the first exception a task threw since the last wait_idle. From one of this
+    // pool's workers it would wait for itself, so it throws std::logic_error instead.
+    void wait_idle();
+
+    std::size_t num_workers() const noexcept { return workers_.size(); }
+    // Also injector_takes (takes from the injector, a batch counting once), parks (times a
+    // worker went to sleep) and wakeups (times a sleeping worker was woken).
+    PoolStats stats() const;
+
+    // A worker looks at the injector before its own deque every kFairnessInterval-th time it
+    // looks for a task (a prime, so it does not fall into step with a periodic workload).
+    static constexpr std::uint64_t kFairnessInterval = 61;
+
+  private:
+    // What each worker owns. Only its own thread pushes onto and pops from its deque; other
+    // workers steal from it. Its counters are written only by its own thread and read by
+    // stats(); on a cache line of its own so that two workers' counters never share one.
+    struct alignas(64) Worker {
+        explicit Worker(std::size_t capacity) : deque(capacity) {}
+        ChaseLevDeque<Task*> deque;  // owning pointers: new in spawn, delete after running
+        std::atomic<std::uint64_t> executed{0};
+        std::atomic<std::uint64_t> steals{0};
+        std::atomic<std::uint64_t> steal_attempts{0};
+        std::atomic<std::uint64_t> stolen_tasks{0};
+        std::atomic<std::uint64_t> injector_takes{0};
+        std::uint64_t ticks = 0;  // find_task calls; only the worker's own thread uses it
+    };
+
+    void worker_loop(std::size_t index);
+    std::unique_ptr<Task> find_task(std::size_t index, XorShift& rng);
+    std::unique_ptr<Task> take_injector(std::size_t index);
+    std::unique_ptr<Task> steal(std::size_t thief, XorShift& rng);
+    Task* steal_batch(Worker& victim, Worker& thief);
+    bool has_work_anywhere() const noexcept;
+    void park();
+    void wake_one();
+    void run_task(Task& task, std::size_t index);
+    bool on_worker_thread() const noexcept;
+
+    const Config config_;
+    std::vector<std::unique_ptr<Worker>> workers_;  // fixed before the threads start
+
+    Parker parker_;
+
+    // Tasks spawned from outside the pool, oldest first (owning pointers).
+    Injector<Task*> injector_;
+
+    // Lesson 01's shared state, now only the first exception and the sleep of wait_idle.
+    mutable std::mutex mutex_;
+    std::condition_variable idle_;  // pending_ reached zero
+    std::exception_ptr first_error_;
+
+    std::atomic<std::size_t> pending_{0};  // queued (anywhere) + running tasks
+    std::atomic<bool> stopping_{false};
+    std::vector<std::thread> threads_;
+};
+// ANCHOR_END: class
+
+}  // namespace ws::lesson06

@@ -1,0 +1,68 @@
+// Lesson 05, exercise 1: the naive parker — a condition variable, notified on every spawn —
+// alone, then in the pool (Config::naive_parking).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include <ws/testing/harness.hpp>
+#include <ws/testing/wait.hpp>
+
+#include "exercises.hpp"
+#include "parker.hpp"
+#include "parking_helpers.hpp"
+
+using namespace std::chrono_literals;
+using ws::lesson05::NaiveParker;
+using ws::testing::slowdown;
+using ws::testing::wait_until;
+
+TEST(Lesson05Ex1, NaiveParkReturnsAtOnceWhenThereIsWork) {
+    NaiveParker p(1);
+    EXPECT_FALSE(p.park([] { return true; }));
+    EXPECT_EQ(p.parks(), 0u);
+}
+
+TEST(Lesson05Ex1, NaiveParkSleepsUntilNotified) {
+    NaiveParker p(1);
+    std::atomic<bool> returned{false};
+    std::thread t([&] {
+        while (!p.park([] { return false; })) {
+        }
+        returned = true;
+    });
+    ASSERT_TRUE(wait_until([&] { return p.parks() == 1; }, 5s * slowdown()));
+    std::this_thread::sleep_for(50ms);
+    // A spurious wake-up is allowed, but not a steady stream of them.
+    EXPECT_LE(p.wakeups(), 1u) << "park() keeps returning: does it wait on the condition?";
+    p.notify_all();
+    EXPECT_TRUE(wait_until([&] { return returned.load(); }, 1s * slowdown()));
+    t.join();
+}
+
+TEST(Lesson05Ex1, NaivePoolRunsEveryTaskExactlyOnce) {
+    ws::testing::parking::check_exactly_once<lesson05_test::Pool>(
+        lesson05_test::pool_config(2, true));
+}
+
+TEST(Lesson05Ex1, AnIdleNaivePoolUsesUnderTwoPercentOfACore) {
+    ws::testing::parking::check_idle_cpu<lesson05_test::Pool>(lesson05_test::pool_config(2, true));
+}
+
+TEST(Lesson05Ex1, NaivePoolWakesForEveryOutsideSpawn) {
+    ws::testing::parking::check_wake_rounds<lesson05_test::Pool>(
+        lesson05_test::pool_config(2, true), 2'000);
+}
+
+TEST(Lesson05Ex1, NaivePoolRunsTwoLongTasksAtTheSameTime) {
+    ws::testing::parking::check_two_long_tasks<lesson05_test::Pool>(
+        lesson05_test::pool_config(2, true));
+}
+
+TEST(Lesson05Ex1, DestroyingAParkedNaivePoolIsPrompt) {
+    const auto took = ws::testing::parking::time_to_destroy_parked<lesson05_test::Pool>(
+        lesson05_test::pool_config(2, true));
+    ASSERT_TRUE(took.has_value()) << "the workers never parked";
+    EXPECT_LT(*took, 100ms * slowdown());
+}

@@ -1,0 +1,152 @@
+// Lesson 06, exercise 3: steal_batch_and_pop moves a bounded batch of the oldest items into a
+// worker's deque and returns one more.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include <ws/testing/exactly_once.hpp>
+#include <ws/testing/harness.hpp>
+
+#include "chase_lev_deque.hpp"
+#include "exercises.hpp"
+#include "injector.hpp"
+
+using namespace std::chrono_literals;
+using ws::lesson06::ChaseLevDeque;
+using ws::lesson06::Injector;
+
+namespace {
+constexpr std::uint64_t kBlock = Injector<int>::kBlockSize;
+constexpr std::uint64_t kMaxBatch = Injector<int>::kMaxBatch;
+
+// Everything in the deque, oldest first (steal takes from the old end).
+std::vector<int> drain_oldest_first(ChaseLevDeque<int>& d) {
+    std::vector<int> out;
+    for (;;) {
+        auto s = d.steal();
+        if (s.is_empty()) return out;
+        if (s.is_success()) out.push_back(s.value());
+    }
+}
+}  // namespace
+
+TEST(Lesson06Ex3, ABatchReturnsTheOldestAndMovesTheNextOldest) {
+    Injector<int> q;
+    ChaseLevDeque<int> dest;
+    for (int i = 0; i < 40; ++i)
+        q.push(i);
+    auto s = q.steal_batch_and_pop(dest);
+    ASSERT_TRUE(s.is_success());
+    EXPECT_EQ(s.value(), 0) << "the batch must start with the oldest item";
+    const auto moved = drain_oldest_first(dest);
+    ASSERT_GE(moved.size(), 2u) << "steal_batch_and_pop moved " << moved.size()
+                                << " items into the deque: it takes one at a time";
+    EXPECT_LE(moved.size(), kMaxBatch);
+    for (std::size_t i = 0; i < moved.size(); ++i)
+        EXPECT_EQ(moved[i], static_cast<int>(i + 1)) << "the batch must be the oldest items";
+    // The rest is still in the injector, in order.
+    int expect = static_cast<int>(moved.size()) + 1;
+    for (;;) {
+        auto r = q.steal();
+        if (r.is_empty()) break;
+        ASSERT_TRUE(r.is_success());
+        EXPECT_EQ(r.value(), expect++);
+    }
+    EXPECT_EQ(expect, 40);
+}
+
+TEST(Lesson06Ex3, BatchesAreBoundedAndDrainEverythingAcrossBlocks) {
+    Injector<int> q;
+    ChaseLevDeque<int> dest;
+    const int n = static_cast<int>(10 * kBlock + 7);
+    for (int i = 0; i < n; ++i)
+        q.push(i);
+    std::vector<int> got;
+    std::size_t batches = 0, largest = 0;
+    for (;;) {
+        auto s = q.steal_batch_and_pop(dest);
+        if (s.is_empty()) break;
+        ASSERT_TRUE(s.is_success());
+        ++batches;
+        got.push_back(s.value());
+        const auto moved = drain_oldest_first(dest);
+        largest = std::max(largest, moved.size());
+        got.insert(got.end(), moved.begin(), moved.end());
+    }
+    ASSERT_EQ(got.size(), static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i)
+        ASSERT_EQ(got[static_cast<std::size_t>(i)], i) << "batches must come oldest first";
+    EXPECT_LE(largest, kMaxBatch) << "a batch moved more than kMaxBatch items";
+    EXPECT_LT(batches, static_cast<std::size_t>(n) / 2) << "batches of one item";
+    EXPECT_TRUE(q.is_empty());
+}
+
+TEST(Lesson06Ex3, OneItemIsReturnedNotMoved) {
+    Injector<int> q;
+    ChaseLevDeque<int> dest;
+    q.push(7);
+    auto s = q.steal_batch_and_pop(dest);
+    ASSERT_TRUE(s.is_success());
+    EXPECT_EQ(s.value(), 7);
+    EXPECT_EQ(dest.size(), 0u);
+    EXPECT_TRUE(q.steal_batch_and_pop(dest).is_empty());
+}
+
+TEST(Lesson06Ex3, ConcurrentBatchesTakeEveryItemExactlyOnce) {
+    // Three producers; two workers take batches into their own deques and run them from
+    // there, while a thief steals from both deques.
+    constexpr std::size_t kProducers = 3, kPerProducer = 60'000, kWorkers = 2;
+    constexpr std::size_t kTotal = kProducers * kPerProducer;
+    Injector<std::uint32_t> q;
+    std::vector<std::unique_ptr<ChaseLevDeque<std::uint32_t>>> deques;
+    for (std::size_t w = 0; w < kWorkers; ++w)
+        deques.push_back(std::make_unique<ChaseLevDeque<std::uint32_t>>(8));
+    ws::testing::ExactlyOnce seen(kTotal);
+    std::atomic<std::size_t> taken{0};
+    const auto deadline = std::chrono::steady_clock::now() + 20s * ws::testing::slowdown();
+    auto note = [&](std::uint32_t item) {
+        seen.mark(item);
+        taken.fetch_add(1, std::memory_order_relaxed);
+    };
+    auto running = [&] {
+        return taken.load(std::memory_order_relaxed) < kTotal &&
+               std::chrono::steady_clock::now() < deadline;
+    };
+    std::vector<std::thread> threads;
+    for (std::size_t p = 0; p < kProducers; ++p) {
+        threads.emplace_back([&, p] {
+            for (std::size_t i = 0; i < kPerProducer; ++i)
+                q.push(static_cast<std::uint32_t>(p * kPerProducer + i));
+        });
+    }
+    for (std::size_t w = 0; w < kWorkers; ++w) {
+        threads.emplace_back([&, w] {
+            auto& mine = *deques[w];
+            while (running()) {
+                if (auto item = mine.pop()) {
+                    note(*item);
+                    continue;
+                }
+                auto s = q.steal_batch_and_pop(mine);
+                if (s.is_success()) note(s.value());
+            }
+        });
+    }
+    threads.emplace_back([&] {
+        while (running()) {
+            for (auto& d : deques) {
+                auto s = d->steal();
+                if (s.is_success()) note(s.value());
+            }
+        }
+    });
+    for (auto& t : threads)
+        t.join();
+    EXPECT_EQ(taken.load(), kTotal);
+    EXPECT_TRUE(seen.verify());
+}

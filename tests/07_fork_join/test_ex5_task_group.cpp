@@ -1,0 +1,96 @@
+// Lesson 07, exercise 5: TaskGroup — run any number of tasks, wait (helping) for all of them.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <string>
+
+#include "exercises.hpp"
+#include "helpers.hpp"
+
+using lesson07_test::on_worker;
+using ws::lesson07::TaskGroup;
+using ws::lesson07::ThreadPool;
+
+TEST(Lesson07Ex5, RunAndWaitFromOutsideThePool) {
+    ThreadPool pool(2);
+    std::atomic<int> ran{0};
+    TaskGroup group(pool);
+    for (int i = 0; i < 10'000; ++i)
+        group.run([&] { ran.fetch_add(1, std::memory_order_relaxed); });
+    group.wait();
+    EXPECT_EQ(ran.load(), 10'000);
+}
+
+TEST(Lesson07Ex5, WaitOnOneWorkerHelpsInsteadOfBlocking) {
+    ThreadPool pool(1);
+    std::atomic<int> ran{0};
+    on_worker(pool, [&] {
+        TaskGroup group(pool);
+        for (int i = 0; i < 1000; ++i)
+            group.run([&] { ran.fetch_add(1, std::memory_order_relaxed); });
+        group.wait();  // the only worker is us: we must run them ourselves
+        EXPECT_EQ(ran.load(), 1000) << "wait returned before every task of the group ran";
+    });
+    EXPECT_EQ(ran.load(), 1000);
+}
+
+namespace {
+// A group of 4 tasks, each with a group of 4, each with a group of 4 leaves: 64 leaves.
+void nested(ThreadPool& pool, int depth, std::atomic<int>& leaves) {
+    if (depth == 0) {
+        leaves.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    TaskGroup group(pool);
+    for (int i = 0; i < 4; ++i)
+        group.run([&pool, depth, &leaves] { nested(pool, depth - 1, leaves); });
+    group.wait();
+}
+}  // namespace
+
+TEST(Lesson07Ex5, TaskGroupsNestedThreeDeep) {
+    for (std::size_t workers : {1, 2}) {
+        ThreadPool pool(workers);
+        std::atomic<int> leaves{0};
+        nested(pool, 3, leaves);  // the outermost group waits from outside the pool
+        EXPECT_EQ(leaves.load(), 64) << "with " << workers << " worker(s)";
+        leaves = 0;
+        on_worker(pool, [&] { nested(pool, 3, leaves); });
+        EXPECT_EQ(leaves.load(), 64) << "from inside, with " << workers << " worker(s)";
+    }
+}
+
+TEST(Lesson07Ex5, WaitRethrowsTheFirstExceptionAfterEveryTaskFinished) {
+    ThreadPool pool(2);
+    std::atomic<int> ran{0};
+    TaskGroup group(pool);
+    for (int i = 0; i < 100; ++i) {
+        group.run([&ran, i] {
+            if (i == 50) throw std::runtime_error("task 50 failed");
+            ran.fetch_add(1);
+        });
+    }
+    std::string caught;
+    try {
+        group.wait();
+    } catch (const std::runtime_error& e) {
+        caught = e.what();
+    }
+    EXPECT_EQ(caught, "task 50 failed");
+    EXPECT_EQ(ran.load(), 99) << "every other task must have finished before the rethrow";
+    EXPECT_NO_THROW(group.wait()) << "the exception was already reported";
+    EXPECT_NO_THROW(pool.wait_idle()) << "a group's exception belongs to the group, not the pool";
+}
+
+TEST(Lesson07Ex5, AGroupIsReusableAfterWait) {
+    ThreadPool pool(2);
+    std::atomic<int> ran{0};
+    TaskGroup group(pool);
+    for (int round = 1; round <= 3; ++round) {
+        for (int i = 0; i < 100; ++i)
+            group.run([&] { ran++; });
+        group.wait();
+        EXPECT_EQ(ran.load(), round * 100);
+    }
+}

@@ -1,0 +1,125 @@
+// Lesson 07's pool, given (lesson 06's, with deques of Job*): the ThreadPool contract still
+// holds — also for the per-worker idle counters and the recycled task nodes that are new here.
+// Not an exercise: these pass in the starter too.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <stdexcept>
+#include <thread>
+
+#include <ws/testing/exactly_once.hpp>
+#include <ws/testing/pool_checks.hpp>
+#include <ws/testing/stress.hpp>
+#include <ws/testing/task_trees.hpp>
+
+#include "fork_join.hpp"
+#include "thread_pool.hpp"
+
+using ws::lesson07::Config;
+using ws::lesson07::ThreadPool;
+
+TEST(Lesson07Pool, ZeroWorkersOrZeroStealAttemptsIsInvalid) {
+    EXPECT_THROW(ThreadPool pool(std::size_t{0}), std::invalid_argument);
+    Config config;
+    config.num_workers = 0;
+    EXPECT_THROW(ThreadPool pool(config), std::invalid_argument);
+    config.num_workers = 2;
+    config.steal_attempts = 0;
+    EXPECT_THROW(ThreadPool pool(config), std::invalid_argument);
+}
+
+TEST(Lesson07Pool, ConfigHasDefaults) {
+    const Config config;
+    EXPECT_GE(config.num_workers, 1u);
+    EXPECT_GE(config.local_queue_capacity, 1u);
+    EXPECT_GE(config.steal_attempts, 1u);
+    ThreadPool pool(config);
+    EXPECT_EQ(pool.num_workers(), config.num_workers);
+}
+
+TEST(Lesson07Pool, WaitIdleFromATaskIsALogicError) {
+    ThreadPool pool(2);
+    EXPECT_EQ(ws::testing::call_wait_idle_from_a_task(pool),
+              ws::testing::WaitIdleFromTask::kLogicError);
+}
+
+TEST(Lesson07Pool, EveryTaskOfRandomTreesRunsExactlyOnce) {
+    // Spawns from outside (the injector) and from inside (the deques), on recycled nodes.
+    ws::testing::stress(20, std::chrono::seconds(5), [](auto& rng, std::uint64_t) {
+        ThreadPool pool(2);
+        ws::testing::ExactlyOnce seen(20'000);
+        ws::testing::run_random_trees(pool, seen, rng);
+        EXPECT_TRUE(seen.verify());
+    });
+}
+
+TEST(Lesson07Pool, WaitIdleWaitsForTasksSpawnedByTasksAndRethrowsOnce) {
+    ThreadPool pool(2);
+    std::atomic<std::uint64_t> nodes{0};
+    pool.spawn([&] { ws::testing::binary_tree(pool, nodes, 14); });
+    pool.spawn([] { throw std::runtime_error("one task failed"); });
+    EXPECT_THROW(pool.wait_idle(), std::runtime_error);
+    EXPECT_EQ(nodes.load(), ws::testing::binary_tree_nodes(14));
+    EXPECT_NO_THROW(pool.wait_idle());
+}
+
+TEST(Lesson07Pool, TheDestructorRunsEveryTaskAlreadySpawned) {
+    std::atomic<int> ran{0};
+    {
+        ThreadPool pool(2);
+        for (int i = 0; i < 10'000; ++i)
+            pool.spawn([&] { ran.fetch_add(1, std::memory_order_relaxed); });
+    }
+    EXPECT_EQ(ran.load(), 10'000);
+}
+
+TEST(Lesson07Pool, SpawningFromSeveralOutsideThreadsAndTwoPools) {
+    // Outside threads keep a cache of task nodes per pool: switching pools must not mix them.
+    ThreadPool a(2), b(1);
+    std::atomic<int> ran{0};
+    auto spawner = [&] {
+        for (int i = 0; i < 5'000; ++i) {
+            (i % 3 == 0 ? b : a).spawn([&] { ran.fetch_add(1, std::memory_order_relaxed); });
+        }
+    };
+    std::thread t1(spawner), t2(spawner);
+    spawner();
+    t1.join();
+    t2.join();
+    a.wait_idle();
+    b.wait_idle();
+    EXPECT_EQ(ran.load(), 15'000);
+}
+
+TEST(Lesson07Pool, AnIdlePoolSleeps) {
+    ThreadPool pool(2);
+    const auto cpu = ws::testing::idle_cpu_seconds(pool, std::chrono::milliseconds(100),
+                                                   std::chrono::milliseconds(300));
+    ASSERT_TRUE(cpu.has_value()) << "a spawned task never ran";
+    EXPECT_LT(*cpu, 0.03 * ws::testing::slowdown())
+        << "an idle pool should park its workers, not spin (CPU seconds in a 300 ms window)";
+}
+
+TEST(Lesson07Pool, AStealTakesSeveralJobsWhenTheVictimHoldsMany) {
+    ThreadPool pool(2);
+    std::atomic<int> ran{0};
+    std::atomic<bool> release{false};
+    // One task fills its own deque, then waits for the other worker to have run some of it.
+    pool.spawn([&] {
+        for (int i = 0; i < 2000; ++i)
+            pool.spawn([&] { ran.fetch_add(1, std::memory_order_relaxed); });
+        const auto deadline =
+            std::chrono::steady_clock::now() + std::chrono::seconds(5) * ws::testing::slowdown();
+        while (ran.load() < 100 && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::yield();
+        release = true;
+    });
+    pool.wait_idle();
+    EXPECT_TRUE(release.load());
+    const ws::PoolStats s = pool.stats();
+    ASSERT_GT(s.steals, 0u) << "the other worker never stole";
+    EXPECT_GT(s.stolen_tasks, s.steals)
+        << "from a deque of 2000 jobs a steal should take a few more than one";
+}
