@@ -6,8 +6,6 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <mutex>
-#include <set>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -151,24 +149,9 @@ TEST(Lesson02Ex2, ATaskCanSpawnIntoAnotherPool) {
     // A worker of `a` is not a worker of `b`: its spawns into `b` go to b's shared queue, not
     // to a queue of b picked by a's worker index.
     ThreadPool a(3), b(1);
-    std::mutex m;
-    std::set<std::thread::id> b_threads;
-    std::atomic<int> ran{0};
-    for (int i = 0; i < 300; ++i) {
-        a.spawn([&] {
-            b.spawn([&] {
-                {
-                    std::lock_guard lock(m);
-                    b_threads.insert(std::this_thread::get_id());
-                }
-                ran.fetch_add(1);
-            });
-        });
-    }
-    a.wait_idle();
-    b.wait_idle();
-    EXPECT_EQ(ran.load(), 300);
-    EXPECT_EQ(b_threads.size(), 1u) << "b has one worker; all of b's tasks run on it";
+    const auto seen = ws::testing::spawn_from_one_pool_into_another(a, b, 300);
+    EXPECT_EQ(seen.ran, 300);
+    EXPECT_EQ(seen.b_threads, 1u) << "b has one worker; all of b's tasks run on it";
 }
 
 TEST(Lesson02Ex2, StatsCountEveryExecutedTaskPerWorker) {

@@ -7,9 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <mutex>
 #include <random>
-#include <set>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -175,24 +173,9 @@ TEST(Lesson04Ex5, ATaskCanSpawnIntoAnotherPool) {
     // A worker of `a` is not a worker of `b`: its spawns into `b` must not go onto a deque of
     // b picked by a's worker index (only a deque's owner may push onto it).
     ThreadPool a(3), b(1);
-    std::mutex m;
-    std::set<std::thread::id> b_threads;
-    std::atomic<int> ran{0};
-    for (int i = 0; i < 300; ++i) {
-        a.spawn([&] {
-            b.spawn([&] {
-                {
-                    std::lock_guard lock(m);
-                    b_threads.insert(std::this_thread::get_id());
-                }
-                ran.fetch_add(1);
-            });
-        });
-    }
-    a.wait_idle();
-    b.wait_idle();
-    EXPECT_EQ(ran.load(), 300);
-    EXPECT_EQ(b_threads.size(), 1u) << "b has one worker; all of b's tasks run on it";
+    const auto seen = ws::testing::spawn_from_one_pool_into_another(a, b, 300);
+    EXPECT_EQ(seen.ran, 300);
+    EXPECT_EQ(seen.b_threads, 1u) << "b has one worker; all of b's tasks run on it";
 }
 
 TEST(Lesson04Ex5, WaitIdleFromInsideATaskIsStillALogicError) {

@@ -6,7 +6,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -33,6 +35,35 @@ WaitIdleFromTask call_wait_idle_from_a_task(Pool& pool) {
     });
     pool.wait_idle();
     return outcome.load();
+}
+
+// What happened when tasks of pool `a` spawned `n` tasks into pool `b`: how many of them ran,
+// and on how many distinct threads (a worker of `a` is not a worker of `b`: its spawns into `b`
+// must go through b's outside path, not onto one of b's queues picked by a's worker index).
+struct CrossPoolSpawns {
+    int ran = 0;
+    std::size_t b_threads = 0;
+};
+
+template <typename Pool>
+CrossPoolSpawns spawn_from_one_pool_into_another(Pool& a, Pool& b, int n) {
+    std::mutex m;
+    std::set<std::thread::id> threads;
+    std::atomic<int> ran{0};
+    for (int i = 0; i < n; ++i) {
+        a.spawn([&] {
+            b.spawn([&] {
+                {
+                    std::lock_guard lock(m);
+                    threads.insert(std::this_thread::get_id());
+                }
+                ran.fetch_add(1);
+            });
+        });
+    }
+    a.wait_idle();
+    b.wait_idle();
+    return {ran.load(), threads.size()};
 }
 
 // Whether wait_idle waited for a task that outlives the child it spawned: the parent spawns a
