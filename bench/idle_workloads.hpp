@@ -37,26 +37,12 @@ void register_wake_latency(const std::string& contender, Make make) {
     benchmark::RegisterBenchmark(
         ("wake_latency/" + contender).c_str(),
         [make](benchmark::State& state) {
-            using Clock = std::chrono::steady_clock;
             auto exec = make();
-            exec->spawn([] {});  // the threads exist and have run once
-            exec->wait_idle();
             std::vector<double> micros;
             for (auto _ : state) {
-                std::this_thread::sleep_for(kIdleBeforeWake);
-                std::atomic<Clock::rep> started{0};
-                const auto t0 = Clock::now();
-                exec->spawn([&started] {
-                    // release: pairs with the acquire load below (the main thread reads it).
-                    started.store(Clock::now().time_since_epoch().count(),
-                                  std::memory_order_release);
-                });
-                exec->wait_idle();
-                const auto t1 =
-                    Clock::time_point(Clock::duration(started.load(std::memory_order_acquire)));
-                const double seconds = std::chrono::duration<double>(t1 - t0).count();
-                state.SetIterationTime(seconds);
-                micros.push_back(seconds * 1e6);
+                const auto latency = wake_latency(*exec, kIdleBeforeWake);
+                state.SetIterationTime(std::chrono::duration<double>(latency).count());
+                micros.push_back(std::chrono::duration<double, std::micro>(latency).count());
             }
             std::sort(micros.begin(), micros.end());
             if (!micros.empty()) {

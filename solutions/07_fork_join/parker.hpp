@@ -1,5 +1,6 @@
-// Lesson 06's parker (lesson 05's, but for the naive one), unchanged under ws::lesson07:
-// parking idle workers.
+// Lesson 06's parker (lesson 05's, but for the naive one) under ws::lesson07, with one change:
+// a sleeper sleeps on the futex directly (<ws/futex.hpp>), not through std::atomic::wait, which
+// takes about 2 us off every wake-up of an idle pool (see ws/futex.hpp for where they went).
 //
 // A worker with nothing to do should sleep (no CPU), wake promptly when work arrives, never
 // sleep through a task that was published while it was deciding to sleep (a lost wake-up), and
@@ -19,6 +20,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
+
+#include <ws/futex.hpp>
 
 namespace ws::lesson07 {
 
@@ -201,9 +204,10 @@ inline void Parker::take_token() noexcept {
     std::uint32_t t = tokens_.load(std::memory_order_relaxed);
     for (;;) {
         if (t == 0) {
-            // Sleeps while tokens_ is 0 (a futex wait: no CPU). relaxed: the CAS below is the
-            // acquire that matters; a stale value only sends us round the loop.
-            tokens_.wait(0, std::memory_order_relaxed);
+            // Sleeps while tokens_ is 0 (no CPU), or returns at once if a token came meanwhile.
+            // relaxed load: the CAS below is the acquire that matters; a stale value, or a
+            // spurious wake-up, only sends us round the loop.
+            ws::futex_wait(tokens_, 0);
             t = tokens_.load(std::memory_order_relaxed);
             continue;
         }
@@ -218,13 +222,9 @@ inline void Parker::take_token() noexcept {
 inline void Parker::hand_tokens(std::uint32_t n) noexcept {
     // release: pairs with the acquire CAS in take_token().
     tokens_.fetch_add(n, std::memory_order_release);
-    // notify_one on a 32-bit atomic is a FUTEX_WAKE of one thread: one token, one thread woken
-    // (no herd). It is skipped when nobody waits in the kernel.
-    if (n == 1) {
-        tokens_.notify_one();
-    } else {
-        tokens_.notify_all();
-    }
+    // One token, one thread woken (no herd). A claimed sleeper that is not in the kernel yet
+    // finds the token in futex_wait's check (the word is no longer 0) and does not sleep.
+    ws::futex_wake(tokens_, n);
 }
 // ANCHOR_END: wake
 
