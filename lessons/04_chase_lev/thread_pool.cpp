@@ -53,15 +53,16 @@ void ThreadPool::spawn(Task task) {
     if (!task) throw std::invalid_argument("ThreadPool::spawn: the task is empty");
     auto owned = std::make_unique<Task>(std::move(task));
     // Counted in pending_ before any worker can take it, so the count cannot reach zero while
-    // the task waits. Relaxed is enough: the task's own decrement comes after a worker took it
+    // the task waits. Relaxed is enough: the task's own subtraction comes after a worker took it
     // out of a queue, and the queue orders this increment before that (push's release store of
     // bottom and the taker's seq_cst load of it, or the owner's own later pop; the shared
-    // queue's mutex); and when a task spawns, its own decrement comes later in this thread.
+    // queue's mutex); and when a task spawns, its own subtraction comes later in this thread.
     // TODO(exercise 5): from one of this pool's workers (tl_worker.pool == this), push the
-    // task onto that worker's own deque instead: no lock, no CAS. Count it in pending_ first
-    // (a thief may take it the moment it is pushed); the deque holds owning pointers
-    // (owned.release() once the push succeeded; if push throws, count the task back out).
-    // As given, every task goes to the shared queue, as in lesson 01.
+    // task onto that worker's own deque instead: no lock, no CAS. Count it with
+    // count_spawn(worker) first (a thief may take it the moment it is pushed); the deque holds
+    // owning pointers (owned.release() once the push succeeded; if push throws, count the task
+    // back out: ++worker.unreported). As given, every task goes to the shared queue, as in
+    // lesson 01.
     {
         // Only a worker may push onto its own deque: from anywhere else, the shared queue.
         // Counted under its mutex, which every taker holds too, once the push has succeeded.
@@ -81,11 +82,12 @@ void ThreadPool::worker_loop(std::size_t index) {
             idle_rounds = 0;
             continue;
         }
+        report_finished(*workers_[index]);  // out of work: make pending_ exact first
         // Draining rule: leave only when stopping and nothing is queued or running anywhere,
         // since a running task may still spawn work. The acquire load of stopping_ pairs with
         // the destructor's release store, so every spawn made before the destructor shows up
-        // in pending_ here; the acquire load of pending_ pairs with run_task's release
-        // decrement.
+        // in pending_ here; the acquire load of pending_ pairs with report_finished's release
+        // subtraction.
         if (stopping_.load(std::memory_order_acquire) &&
             pending_.load(std::memory_order_acquire) == 0) {
             return;
@@ -162,12 +164,35 @@ void ThreadPool::run_task(Task& task, std::size_t index) {
         std::lock_guard lock(mutex_);
         if (!first_error_) first_error_ = error;
     }
-    // Counted before the decrement below, which publishes it to whoever sees the pool idle.
+    // Counted before report_finished's release subtraction, which publishes it.
     workers_[index]->executed.fetch_add(1, std::memory_order_relaxed);
-    // Release: everything this task did (its effects, its counters, the spawns it made) happens
-    // before a thread that sees pending_ reach zero with an acquire load — wait_idle and the
-    // worker loop's exit check.
-    if (pending_.fetch_sub(1, std::memory_order_release) == 1) {
+    ++workers_[index]->unreported;  // taken off pending_ later, by report_finished
+}
+
+// Lesson 03's private tally, unchanged: pending_ counts the tasks queued or running anywhere,
+// and a shared count changed twice per task would bounce between the cores on every task. So a
+// worker keeps a tally of tasks it finished but has not subtracted yet; a spawn on that worker
+// cancels against it, and the worker subtracts what is left whenever it runs out of work.
+// pending_ is never below the true count, and reaches zero once the last worker runs dry.
+void ThreadPool::count_spawn(Worker& me) {
+    if (me.unreported > 0) {
+        --me.unreported;
+        return;
+    }
+    // Relaxed is enough: this increment happens before the task is pushed, and so before
+    // whichever subtraction takes its unit off again (that one comes after a worker took the
+    // task out of a deque: push's release store of bottom and the taker's seq_cst load of it,
+    // or the owner's own later pop).
+    pending_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void ThreadPool::report_finished(Worker& me) {
+    const std::size_t finished = std::exchange(me.unreported, 0);
+    if (finished == 0) return;
+    // Release: everything the finished tasks did (their effects, their counters, their spawns)
+    // happens before a thread that sees pending_ reach zero with an acquire load — wait_idle
+    // and the worker loop's exit check.
+    if (pending_.fetch_sub(finished, std::memory_order_release) == finished) {
         // Under the mutex, so a wait_idle that has just checked pending_ under it and is about
         // to sleep cannot miss this notification.
         std::lock_guard lock(mutex_);
@@ -182,8 +207,8 @@ void ThreadPool::wait_idle() {
             "for itself forever");
     }
     std::unique_lock lock(mutex_);
-    // Acquire pairs with run_task's release decrement: every finished task's effects are
-    // visible once this returns.
+    // Acquire pairs with report_finished's release subtraction: every finished task's effects
+    // are visible once this returns.
     idle_.wait(lock, [this] { return pending_.load(std::memory_order_acquire) == 0; });
     if (first_error_) std::rethrow_exception(std::exchange(first_error_, nullptr));
 }
@@ -204,7 +229,7 @@ PoolStats ThreadPool::stats() const {
     PoolStats s;
     for (const auto& w : workers_) {
         // Relaxed: a snapshot. After wait_idle it is exact, because every counter was bumped
-        // before a release decrement of pending_ that wait_idle acquired.
+        // before a release subtraction from pending_ that wait_idle acquired.
         s.executed_per_worker.push_back(w->executed.load(std::memory_order_relaxed));
         s.steals += w->steals.load(std::memory_order_relaxed);
         s.steal_attempts += w->steal_attempts.load(std::memory_order_relaxed);

@@ -40,28 +40,28 @@ ThreadPool::ThreadPool(Config config)
 void ThreadPool::spawn(Task task) {
     if (!task) throw std::invalid_argument("ThreadPool::spawn: the task is empty");
     auto owned = std::make_unique<Task>(std::move(task));
-    // Counted before it is queued, so the count cannot reach zero while the task waits.
-    // Relaxed is enough: the task's own decrement comes after a worker took it out of a queue,
-    // and the queue orders this increment before that — push's seq_cst store of bottom and
-    // the taker's seq_cst load of it (or the owner's own later pop), or the shared queue's
-    // mutex; and when a task spawns, its own decrement comes later in this same thread.
-    pending_.fetch_add(1, std::memory_order_relaxed);
     if (tl_worker.pool == this) {
         // Onto this worker's own deque: no lock, no CAS. Its seq_cst store of bottom is the
-        // publication the parking protocol reasons about (Parker::park()). A growth may throw
-        // std::bad_alloc;
-        // then nothing was queued, and the count goes back down (it cannot reach zero here:
-        // the running task that spawns is still counted).
+        // publication the parking protocol reasons about (Parker::park()). Counted first, with
+        // lesson 03's tally (a thief may take it the moment it is pushed). A growth may throw
+        // std::bad_alloc; then nothing was queued, and the count goes back out through the
+        // tally (pending_ cannot reach zero meanwhile: the running task that spawns is counted).
+        Worker& me = *workers_[tl_worker.index];
+        count_spawn(me);
         try {
-            workers_[tl_worker.index]->deque.push(owned.get());
+            me.deque.push(owned.get());
         } catch (...) {
-            pending_.fetch_sub(1, std::memory_order_relaxed);
+            ++me.unreported;
             throw;
         }
         owned.release();  // the deque owns it now
     } else {
+        // Counted before any worker can take it, so the count cannot reach zero while it waits.
+        // Relaxed is enough: the subtraction comes after a worker took the task out of the
+        // queue, and the queue orders this increment before that.
         std::lock_guard lock(mutex_);
         shared_.push_back(std::move(owned));  // only a worker may push onto its own deque
+        pending_.fetch_add(1, std::memory_order_relaxed);  // under the lock: see above
         // seq_cst: the publication the parking protocol reasons about. A parking worker's
         // recheck reads shared_size_ without the lock; this RMW lies in the order S before the
         // parker's load in wake_one() (the unlock alone would not order that load after it).
@@ -86,6 +86,7 @@ void ThreadPool::worker_loop(std::size_t index) {
             continue;
         }
         if (!searching) {
+            report_finished(*workers_[index]);  // out of work: make pending_ exact first
             // Out of work: count as a searcher, then look everywhere once more. A spawn that
             // sees a searcher relies on it to find its task (see Parker::park()).
             if (!config_.naive_parking) parker_.begin_search();
@@ -223,11 +224,35 @@ void ThreadPool::run_task(Task& task, std::size_t index) {
         std::lock_guard lock(mutex_);
         if (!first_error_) first_error_ = error;
     }
-    // Counted before the decrement below, which publishes it to whoever sees the pool idle.
+    // Counted before report_finished's release subtraction, which publishes it.
     workers_[index]->executed.fetch_add(1, std::memory_order_relaxed);
-    // Release: everything this task did (its effects, its counters, the spawns it made) happens
-    // before a thread that sees pending_ reach zero with an acquire load (wait_idle).
-    if (pending_.fetch_sub(1, std::memory_order_release) == 1) {
+    ++workers_[index]->unreported;  // taken off pending_ later, by report_finished
+}
+
+// Lesson 03's private tally: pending_ counts the tasks queued or running anywhere, and a shared
+// count changed twice per task would bounce between the cores on every task. A worker keeps a
+// tally of the tasks it finished but has not subtracted yet; a spawn on that worker cancels
+// against it, and the worker subtracts what is left when it runs out of work (before it
+// searches or parks). pending_ is never below the true count, and it reaches zero once the
+// last worker has run dry.
+void ThreadPool::count_spawn(Worker& me) {
+    if (me.unreported > 0) {
+        --me.unreported;
+        return;
+    }
+    // Relaxed is enough: this increment happens before the task is pushed, and so before
+    // whichever subtraction takes its unit off again (that comes after a worker took the task
+    // out of a deque: push's seq_cst store of bottom and the taker's seq_cst load of it, or the
+    // owner's own later pop).
+    pending_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void ThreadPool::report_finished(Worker& me) {
+    const std::size_t finished = std::exchange(me.unreported, 0);
+    if (finished == 0) return;
+    // Release: everything the finished tasks did (their effects, their counters, their spawns)
+    // happens before a thread that sees pending_ reach zero with an acquire load (wait_idle).
+    if (pending_.fetch_sub(finished, std::memory_order_release) == finished) {
         // Under the mutex, so a wait_idle that has just checked pending_ under it and is about
         // to sleep cannot miss this notification.
         std::lock_guard lock(mutex_);
@@ -271,7 +296,7 @@ PoolStats ThreadPool::stats() const {
     PoolStats s;
     for (const auto& w : workers_) {
         // Relaxed: a snapshot. After wait_idle it is exact, because every counter was bumped
-        // before a release decrement of pending_ that wait_idle acquired.
+        // before a release subtraction from pending_ that wait_idle acquired.
         s.executed_per_worker.push_back(w->executed.load(std::memory_order_relaxed));
         s.steals += w->steals.load(std::memory_order_relaxed);
         s.steal_attempts += w->steal_attempts.load(std::memory_order_relaxed);

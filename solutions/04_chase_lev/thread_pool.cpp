@@ -58,19 +58,20 @@ void ThreadPool::spawn(Task task) {
     if (!task) throw std::invalid_argument("ThreadPool::spawn: the task is empty");
     auto owned = std::make_unique<Task>(std::move(task));
     // Counted in pending_ before any worker can take it, so the count cannot reach zero while
-    // the task waits. Relaxed is enough: the task's own decrement comes after a worker took it
+    // the task waits. Relaxed is enough: the task's own subtraction comes after a worker took it
     // out of a queue, and the queue orders this increment before that (push's release store of
     // bottom and the taker's seq_cst load of it, or the owner's own later pop; the shared
-    // queue's mutex); and when a task spawns, its own decrement comes later in this thread.
+    // queue's mutex); and when a task spawns, its own subtraction comes later in this thread.
     if (tl_worker.pool == this) {
         // Onto this worker's own deque: no lock, no CAS. Counted first (a thief may take it
         // the moment it is pushed); a growth may throw std::bad_alloc, and then nothing was
         // queued and the count goes back down (not to zero: the spawning task is counted).
-        pending_.fetch_add(1, std::memory_order_relaxed);
+        Worker& me = *workers_[tl_worker.index];
+        count_spawn(me);
         try {
-            workers_[tl_worker.index]->deque.push(owned.get());
+            me.deque.push(owned.get());
         } catch (...) {
-            pending_.fetch_sub(1, std::memory_order_relaxed);
+            ++me.unreported;  // counted back out when this worker next runs dry
             throw;
         }
         owned.release();  // the deque owns it now
@@ -95,11 +96,12 @@ void ThreadPool::worker_loop(std::size_t index) {
             idle_rounds = 0;
             continue;
         }
+        report_finished(*workers_[index]);  // out of work: make pending_ exact first
         // Draining rule: leave only when stopping and nothing is queued or running anywhere,
         // since a running task may still spawn work. The acquire load of stopping_ pairs with
         // the destructor's release store, so every spawn made before the destructor shows up
-        // in pending_ here; the acquire load of pending_ pairs with run_task's release
-        // decrement.
+        // in pending_ here; the acquire load of pending_ pairs with report_finished's release
+        // subtraction.
         if (stopping_.load(std::memory_order_acquire) &&
             pending_.load(std::memory_order_acquire) == 0) {
             return;
@@ -210,19 +212,44 @@ void ThreadPool::run_task(Task& task, std::size_t index) {
         std::lock_guard lock(mutex_);
         if (!first_error_) first_error_ = error;
     }
-    // Counted before the decrement below, which publishes it to whoever sees the pool idle.
+    // Counted before report_finished's release subtraction, which publishes it.
     workers_[index]->executed.fetch_add(1, std::memory_order_relaxed);
-    // Release: everything this task did (its effects, its counters, the spawns it made) happens
-    // before a thread that sees pending_ reach zero with an acquire load — wait_idle and the
-    // worker loop's exit check.
-    if (pending_.fetch_sub(1, std::memory_order_release) == 1) {
+    ++workers_[index]->unreported;  // taken off pending_ later, by report_finished
+}
+// ANCHOR_END: run_task
+
+// ANCHOR: pending
+// Lesson 03's private tally, unchanged: pending_ counts the tasks queued or running anywhere,
+// and a shared count changed twice per task would bounce between the cores on every task. So a
+// worker keeps a tally of tasks it finished but has not subtracted yet; a spawn on that worker
+// cancels against it, and the worker subtracts what is left whenever it runs out of work.
+// pending_ is never below the true count, and reaches zero once the last worker runs dry.
+void ThreadPool::count_spawn(Worker& me) {
+    if (me.unreported > 0) {
+        --me.unreported;
+        return;
+    }
+    // Relaxed is enough: this increment happens before the task is pushed, and so before
+    // whichever subtraction takes its unit off again (that one comes after a worker took the
+    // task out of a deque: push's release store of bottom and the taker's seq_cst load of it,
+    // or the owner's own later pop).
+    pending_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void ThreadPool::report_finished(Worker& me) {
+    const std::size_t finished = std::exchange(me.unreported, 0);
+    if (finished == 0) return;
+    // Release: everything the finished tasks did (their effects, their counters, their spawns)
+    // happens before a thread that sees pending_ reach zero with an acquire load — wait_idle
+    // and the worker loop's exit check.
+    if (pending_.fetch_sub(finished, std::memory_order_release) == finished) {
         // Under the mutex, so a wait_idle that has just checked pending_ under it and is about
         // to sleep cannot miss this notification.
         std::lock_guard lock(mutex_);
         idle_.notify_all();
     }
 }
-// ANCHOR_END: run_task
+// ANCHOR_END: pending
 
 // ANCHOR: wait_idle
 void ThreadPool::wait_idle() {
@@ -232,8 +259,8 @@ void ThreadPool::wait_idle() {
             "for itself forever");
     }
     std::unique_lock lock(mutex_);
-    // Acquire pairs with run_task's release decrement: every finished task's effects are
-    // visible once this returns.
+    // Acquire pairs with report_finished's release subtraction: every finished task's effects
+    // are visible once this returns.
     idle_.wait(lock, [this] { return pending_.load(std::memory_order_acquire) == 0; });
     if (first_error_) std::rethrow_exception(std::exchange(first_error_, nullptr));
 }
@@ -257,7 +284,7 @@ PoolStats ThreadPool::stats() const {
     PoolStats s;
     for (const auto& w : workers_) {
         // Relaxed: a snapshot. After wait_idle it is exact, because every counter was bumped
-        // before a release decrement of pending_ that wait_idle acquired.
+        // before a release subtraction from pending_ that wait_idle acquired.
         s.executed_per_worker.push_back(w->executed.load(std::memory_order_relaxed));
         s.steals += w->steals.load(std::memory_order_relaxed);
         s.steal_attempts += w->steal_attempts.load(std::memory_order_relaxed);

@@ -93,6 +93,7 @@ class ThreadPool {
         std::atomic<std::uint64_t> steals{0};
         std::atomic<std::uint64_t> steal_attempts{0};
         std::atomic<std::uint64_t> stolen_tasks{0};
+        std::size_t unreported = 0;  // tasks finished here, not yet subtracted from pending_
     };
 
     void worker_loop(std::size_t index);
@@ -102,6 +103,8 @@ class ThreadPool {
     Task* steal_batch(Worker& victim, Worker& thief);
     static void backoff(unsigned idle_rounds);
     void run_task(Task& task, std::size_t index);
+    void count_spawn(Worker& me);
+    void report_finished(Worker& me);
     bool on_worker_thread() const noexcept;
 
     const Config config_;

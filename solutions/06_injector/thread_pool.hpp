@@ -102,7 +102,8 @@ class ThreadPool {
         std::atomic<std::uint64_t> steal_attempts{0};
         std::atomic<std::uint64_t> stolen_tasks{0};
         std::atomic<std::uint64_t> injector_takes{0};
-        std::uint64_t ticks = 0;  // find_task calls; only the worker's own thread uses it
+        std::uint64_t ticks = 0;     // find_task calls; only the worker's own thread uses it
+        std::size_t unreported = 0;  // tasks finished here, not yet subtracted from pending_
     };
 
     void worker_loop(std::size_t index);
@@ -114,6 +115,8 @@ class ThreadPool {
     void park();
     void wake_one();
     void run_task(Task& task, std::size_t index);
+    void count_spawn(Worker& me);
+    void report_finished(Worker& me);
     bool on_worker_thread() const noexcept;
 
     const Config config_;
