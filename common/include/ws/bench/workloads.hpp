@@ -118,14 +118,14 @@ double idle_cpu_per_second(E& exec, std::chrono::milliseconds window) {
 }
 
 // Wake-up latency: after `idle` with nothing to do, the time from spawning one task (from
-// outside, and not helping) to that task starting on a worker. The pool runs one task first, so
-// that its threads exist and have run: the very first task of a new pool also pays for page
-// faults and first allocations, which are a cost of starting, not of waking up.
+// outside, and not helping) to that task starting on a worker. The pool first runs a small
+// spawn tree (2,047 tasks, enough for every worker of a small pool to run some): the first tasks
+// a new worker runs also pay for page faults and first allocations (its deque's slots, its
+// stack), which are a cost of starting, not of waking up.
 template <typename E>
 std::chrono::nanoseconds wake_latency(E& exec, std::chrono::milliseconds idle) {
     using Clock = std::chrono::steady_clock;
-    exec.spawn([] {});
-    exec.wait_idle();
+    spawn_tree(exec, 10);
     std::this_thread::sleep_for(idle);
     std::atomic<Clock::rep> started{0};
     const auto t0 = Clock::now();
