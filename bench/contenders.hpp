@@ -28,7 +28,7 @@ inline constexpr std::uint64_t kImbalancedTasks = 20'000;
 inline constexpr std::chrono::nanoseconds kImbalancedUnit{2'667};
 inline constexpr std::uint64_t kFibN = 30;  // 1,346,268 joins, no cutoff
 inline constexpr std::uint64_t kReduceN = 10'000'000;
-inline constexpr std::uint64_t kReduceGrain = 16'384;  // ~40 us of sqrt_sum per chunk
+inline constexpr std::uint64_t kReduceGrain = 16'384;  // ~34 us of sqrt_sum per chunk
 inline constexpr std::chrono::milliseconds kIdleWindow{1000};
 inline constexpr std::chrono::milliseconds kIdleBeforeWake{300};
 
