@@ -1,7 +1,7 @@
 // Lesson 05: parking idle workers. The pool with the event count against lesson 04's pool (which
 // backs off instead), the same pool with the naive parker (exercise 1), and the peers: the
-// standard workloads, the wake-up latency after 300 ms idle, and the CPU per task when tasks
-// trickle in.
+// standard workloads, the wake-up latency after 300 ms idle (with the bare futex wake-up as its
+// floor), and the CPU per task when tasks trickle in.
 #include <memory>
 
 #if defined(WS_BENCH_LESSON04)
@@ -37,6 +37,7 @@ void register_benchmarks() {
     register_wake_latency("lesson05-naive", naive);
     register_trickle_cpu("lesson05", parked);
     register_trickle_cpu("lesson05-naive", naive);
+    register_wake_floor();  // what the operating system alone takes to wake a sleeping thread
 #if defined(WS_HAVE_TBB)
     const auto tbb = [] { return std::make_unique<TbbArena>(static_cast<int>(bench_workers())); };
     register_wake_latency("onetbb", tbb);

@@ -12,9 +12,11 @@
 #include <cstdint>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <ws/bench/kernel.hpp>
+#include <ws/futex.hpp>
 #include <ws/testing/wait.hpp>
 
 #include "contenders.hpp"  // kIdleBeforeWake: the tour's wake workload idles as long
@@ -28,6 +30,17 @@ namespace ws::bench {
 inline constexpr int kWakeSamples = 20;  // per repetition; each one waits kIdleBeforeWake
 inline constexpr std::uint64_t kTrickleTasks = 2000;
 inline constexpr std::chrono::microseconds kTrickleGap{50};
+
+// The counters of a wake-up benchmark: the median and the 99th percentile of its samples, in
+// microseconds (with 20 samples the "99th percentile" is the slowest one).
+inline void report_wake_samples(benchmark::State& state, std::vector<double> micros) {
+    if (micros.empty()) return;
+    std::sort(micros.begin(), micros.end());
+    const auto n = micros.size();
+    state.counters["median_us"] = micros[n / 2];
+    state.counters["p99_us"] = micros[std::min(
+        n - 1, static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(n))) - 1)];
+}
 
 // Wake-up latency: the pool idles for 300 ms (its workers are asleep by then), then one task is
 // spawned from outside; the time from just before spawn() until the task starts running is the
@@ -44,13 +57,66 @@ void register_wake_latency(const std::string& contender, Make make) {
                 state.SetIterationTime(std::chrono::duration<double>(latency).count());
                 micros.push_back(std::chrono::duration<double, std::micro>(latency).count());
             }
-            std::sort(micros.begin(), micros.end());
-            if (!micros.empty()) {
-                const auto n = micros.size();
-                state.counters["median_us"] = micros[n / 2];
-                state.counters["p99_us"] = micros[std::min(
-                    n - 1, static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(n))) - 1)];
+            report_wake_samples(state, std::move(micros));
+        })
+        ->UseManualTime()
+        ->Iterations(kWakeSamples)
+        ->Unit(benchmark::kMicrosecond);
+}
+
+// The floor under wake_latency: no pool, only the operating system's part of a wake-up. One
+// thread sleeps in ws::futex_wait on a word of its own; after the same 300 ms the caller changes
+// the word and calls ws::futex_wake, and the time from just before that to the thread running is
+// the iteration's time, waited for and counted as in wake_latency(). No pool can wake a worker
+// faster than this on the same machine (on a VM it includes waking a halted virtual CPU).
+inline void register_wake_floor() {
+    benchmark::RegisterBenchmark(
+        "wake_latency/futex_floor",
+        [](benchmark::State& state) {
+            using Clock = std::chrono::steady_clock;
+            std::atomic<std::uint32_t> round{0};  // the futex word: bumped once per wake-up
+            std::atomic<bool> quit{false};
+            std::atomic<Clock::rep> started{0};
+            std::thread sleeper([&] {
+                std::uint32_t seen = 0;
+                for (;;) {
+                    std::uint32_t now_round = 0;
+                    // acquire: pairs with the caller's release increment, which comes after its
+                    // reset of `started` (and its store of `quit`).
+                    while ((now_round = round.load(std::memory_order_acquire)) == seen)
+                        ws::futex_wait(round, seen);
+                    seen = now_round;
+                    if (quit.load(std::memory_order_relaxed)) return;
+                    // release: the caller's acquire load sees the timestamp.
+                    started.store(Clock::now().time_since_epoch().count(),
+                                  std::memory_order_release);
+                    started.notify_one();
+                }
+            });
+            // One wake-up: returns the time from just before the wake to the sleeper running.
+            const auto wake = [&] {
+                started.store(0, std::memory_order_relaxed);  // published by the increment
+                const auto t0 = Clock::now();
+                round.fetch_add(1, std::memory_order_release);
+                ws::futex_wake(round, 1);
+                Clock::rep at = 0;
+                while ((at = started.load(std::memory_order_acquire)) == 0)
+                    started.wait(0, std::memory_order_acquire);
+                return Clock::duration(at) - t0.time_since_epoch();
+            };
+            wake();  // a first round trip, like the pools' warm-up: first touches do not count
+            std::vector<double> micros;
+            for (auto _ : state) {
+                std::this_thread::sleep_for(kIdleBeforeWake);
+                const auto latency = wake();
+                state.SetIterationTime(std::chrono::duration<double>(latency).count());
+                micros.push_back(std::chrono::duration<double, std::micro>(latency).count());
             }
+            quit.store(true, std::memory_order_relaxed);  // published by the increment
+            round.fetch_add(1, std::memory_order_release);
+            ws::futex_wake(round, 1);
+            sleeper.join();
+            report_wake_samples(state, std::move(micros));
         })
         ->UseManualTime()
         ->Iterations(kWakeSamples)
