@@ -152,7 +152,7 @@ class ChaseLevDeque {
     // that chain made a push+pop pair twice as slow (bench_lesson04, owner_push_pop).
     // They share bottom_'s line: the owner writes that line in every push and pop anyway, so
     // they add no sharing with thieves, and pop's `xchg` waits for stores to one line fewer
-    // (on a line of their own the pair cost 1.35-1.57x the floor, here 1.30-1.46x).
+    // (chapter 04's first host: 1.35-1.57x the floor on a line of their own, 1.30-1.46x here).
     std::int64_t owner_bottom_ = 0;
     std::int64_t owner_mask_ = 0;
     std::atomic<T>* owner_slots_ = nullptr;
