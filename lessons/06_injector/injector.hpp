@@ -101,9 +101,10 @@ class Injector {
     // Any thread: the oldest item, empty, or retry (another consumer claimed it first).
     ws::Steal<T> steal();
 
-    // Any thread, usually a worker that owns `dest`: claims up to kMaxBatch + 1 of the oldest
-    // items (about half of what is queued, within the head's block), returns the oldest and
-    // pushes the others into `dest`, oldest first. One CAS for the whole batch.
+    // The thread that owns `dest` (it pushes there): claims up to kMaxBatch + 1 of the oldest
+    // items (about half of what is queued, within the head's block, and no more than `dest` has
+    // room for), returns the oldest and pushes the others into `dest`, oldest first. One CAS for
+    // the whole batch; `dest` never grows, so nothing here allocates or throws.
     ws::Steal<T> steal_batch_and_pop(ChaseLevDeque<T>& dest);
 
     // True if no item is inside. The tail is loaded with seq_cst (see the top of this file).
@@ -246,8 +247,8 @@ ws::Steal<T> Injector<T>::steal() {
 template <typename T>
 ws::Steal<T> Injector<T>::steal_batch_and_pop(ChaseLevDeque<T>& dest) {
     // TODO(exercise 3): claim about half of what is queued (at most kMaxBatch + 1, never past
-    // the head's block) with one CAS, return the oldest and push the others into `dest`.
-    // As given, it takes a single item and moves nothing.
+    // the head's block, never more than `dest` takes without growing) with one CAS, return the
+    // oldest and push the others into `dest`. As given, it takes a single item and moves nothing.
     (void)dest;
     return steal();
 }

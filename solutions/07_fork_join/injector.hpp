@@ -102,9 +102,10 @@ class Injector {
     // Any thread: the oldest item, empty, or retry (another consumer claimed it first).
     ws::Steal<T> steal();
 
-    // Any thread, usually a worker that owns `dest`: claims up to kMaxBatch + 1 of the oldest
-    // items (about half of what is queued, within the head's block), returns the oldest and
-    // pushes the others into `dest`, oldest first. One CAS for the whole batch.
+    // The thread that owns `dest` (it pushes there): claims up to kMaxBatch + 1 of the oldest
+    // items (about half of what is queued, within the head's block, and no more than `dest` has
+    // room for), returns the oldest and pushes the others into `dest`, oldest first. One CAS for
+    // the whole batch; `dest` never grows, so nothing here allocates or throws.
     ws::Steal<T> steal_batch_and_pop(ChaseLevDeque<T>& dest);
 
     // True if no item is inside. The tail is loaded with seq_cst (see the top of this file).
@@ -313,7 +314,12 @@ ws::Steal<T> Injector<T>::steal_batch_and_pop(ChaseLevDeque<T>& dest) {
     // About half of everything queued, so that other workers still find some (at least one),
     // at most kMaxBatch + 1, and never past the end of this block.
     const std::uint64_t half = (logical(tail) - logical(head) + 1) / 2;
-    const std::uint64_t n = std::min({in_block, half, kMaxBatch + 1});
+    // Nor more than `dest` holds without growing: a growth allocates, and a std::bad_alloc after
+    // our CAS would lose the claimed items (no other consumer can reach them) and strand the
+    // block (its reads would never all be released). Only we push onto `dest` and thieves only
+    // take from it, so the room seen here cannot shrink before our pushes.
+    const std::uint64_t room = dest.capacity() - std::min(dest.size(), dest.capacity());
+    const std::uint64_t n = std::min({in_block, half, kMaxBatch + 1, room + 1});
     // seq_cst: claims positions [head, head + n) at once; see steal().
     if (!head_.index.compare_exchange_strong(head, head + n, std::memory_order_seq_cst,
                                              std::memory_order_relaxed)) {

@@ -33,6 +33,17 @@ std::vector<int> drain_oldest_first(ChaseLevDeque<int>& d) {
         if (s.is_success()) out.push_back(s.value());
     }
 }
+
+// Steals what is left in the injector: it must be next, next + 1, ..., end - 1, in that order.
+void expect_rest_in_order(Injector<int>& q, int next, int end) {
+    for (;;) {
+        auto r = q.steal();
+        if (r.is_empty()) break;
+        ASSERT_TRUE(r.is_success());
+        EXPECT_EQ(r.value(), next++);
+    }
+    EXPECT_EQ(next, end);
+}
 }  // namespace
 
 TEST(Lesson06Ex3, ABatchReturnsTheOldestAndMovesTheNextOldest) {
@@ -50,14 +61,7 @@ TEST(Lesson06Ex3, ABatchReturnsTheOldestAndMovesTheNextOldest) {
     for (std::size_t i = 0; i < moved.size(); ++i)
         EXPECT_EQ(moved[i], static_cast<int>(i + 1)) << "the batch must be the oldest items";
     // The rest is still in the injector, in order.
-    int expect = static_cast<int>(moved.size()) + 1;
-    for (;;) {
-        auto r = q.steal();
-        if (r.is_empty()) break;
-        ASSERT_TRUE(r.is_success());
-        EXPECT_EQ(r.value(), expect++);
-    }
-    EXPECT_EQ(expect, 40);
+    expect_rest_in_order(q, static_cast<int>(moved.size()) + 1, 40);
 }
 
 TEST(Lesson06Ex3, BatchesAreBoundedAndDrainEverythingAcrossBlocks) {
@@ -95,6 +99,49 @@ TEST(Lesson06Ex3, OneItemIsReturnedNotMoved) {
     EXPECT_EQ(s.value(), 7);
     EXPECT_EQ(dest.size(), 0u);
     EXPECT_TRUE(q.steal_batch_and_pop(dest).is_empty());
+}
+
+// A batch must fit the room its deque has: growing the deque allocates, and a std::bad_alloc
+// after the claiming CAS would lose every claimed item (no other consumer can reach them).
+TEST(Lesson06Ex3, ABatchFitsTheDequeWithoutGrowingIt) {
+    Injector<int> q;
+    ChaseLevDeque<int> dest(4);
+    dest.push(-1);  // room for 3 more
+    for (int i = 0; i < 40; ++i)
+        q.push(i);
+    auto s = q.steal_batch_and_pop(dest);
+    ASSERT_TRUE(s.is_success());
+    EXPECT_EQ(s.value(), 0) << "the batch must start with the oldest item";
+    EXPECT_EQ(dest.capacity(), 4u)
+        << "steal_batch_and_pop grew the deque: take no more than it holds without growing";
+    auto held = drain_oldest_first(dest);
+    ASSERT_FALSE(held.empty());
+    EXPECT_EQ(held.front(), -1) << "the item the deque held before was lost";
+    held.erase(held.begin());
+    EXPECT_LE(held.size(), 3u);
+    // Nothing lost or reordered: the batch, then the injector's rest.
+    int expect = 1;
+    for (int v : held)
+        EXPECT_EQ(v, expect++);
+    expect_rest_in_order(q, expect, 40);
+}
+
+TEST(Lesson06Ex3, AFullDequeStillGetsTheOldestItem) {
+    Injector<int> q;
+    ChaseLevDeque<int> dest(4);
+    for (int i = 0; i < 4; ++i)
+        dest.push(-1 - i);  // full
+    for (int i = 0; i < 10; ++i)
+        q.push(i);
+    auto s = q.steal_batch_and_pop(dest);
+    ASSERT_TRUE(s.is_success());
+    EXPECT_EQ(s.value(), 0);
+    EXPECT_EQ(dest.capacity(), 4u) << "steal_batch_and_pop grew a full deque";
+    EXPECT_EQ(dest.size(), 4u) << "a full deque can take no batch: only the returned item";
+    auto r = q.steal();
+    ASSERT_TRUE(r.is_success());
+    EXPECT_EQ(r.value(), 1) << "the next oldest item must still be in the injector: a full deque "
+                               "takes no batch";
 }
 
 TEST(Lesson06Ex3, ConcurrentBatchesTakeEveryItemExactlyOnce) {
