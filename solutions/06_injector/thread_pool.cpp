@@ -82,6 +82,7 @@ void ThreadPool::worker_loop(std::size_t index) {
     tl_worker = {this, index};
     XorShift rng(index + 1);  // this worker's own generator: no shared RNG state to fight over
     bool searching = false;
+    bool stop_seen = false;  // saw the pool stopping: the draining rule below
     for (;;) {
         if (std::unique_ptr<Task> task = find_task(index, rng)) {
             // A searcher that found work stops searching; if it was the last searcher and more
@@ -99,12 +100,19 @@ void ThreadPool::worker_loop(std::size_t index) {
             searching = true;
             continue;
         }
-        // Draining rule: leave once the pool is stopping and a whole search found nothing.
-        // (Lesson 04 waited for pending_ to reach zero, backing off meanwhile; a parked worker
-        // cannot wait like that, and need not: a task still running elsewhere spawns onto its
-        // own worker's deque, and that worker runs it before it leaves.) seq_cst: pairs with
-        // the destructor's store, which is published like a task.
-        if (stopping_.load(std::memory_order_seq_cst)) return;
+        // Draining rule: leave once the pool is stopping and a whole search that began after
+        // this worker saw so found nothing. A search that began before is not enough: a task
+        // spawned from outside just after it looked (that spawn saw us searching and woke
+        // nobody) and just before the destructor's store would never run. (Lesson 04 waited for
+        // pending_ to reach zero, backing off meanwhile; a parked worker cannot wait like that,
+        // and need not: a task still running elsewhere spawns onto its own worker's deque, and
+        // that worker runs it before it leaves.) seq_cst: pairs with the destructor's store,
+        // which comes after every spawn it must drain: seeing it, we see their tasks.
+        if (stopping_.load(std::memory_order_seq_cst)) {
+            if (stop_seen) return;
+            stop_seen = true;
+            continue;  // one more whole search
+        }
         park();  // announce, recheck, sleep; back as a searcher
     }
 }
