@@ -115,9 +115,10 @@ class TaskGroup {
     template <typename F>
     void run(F f) {
         // TODO(exercise 5): count the task in pending_, then pool_.spawn a task that runs f,
-        // keeps the first exception in error_ (under error_mutex_) and, as its very last touch
-        // of the group, takes itself off pending_ (acq_rel); the task that brings it to zero
-        // then calls notify_outside() on the pool (captured by reference, not through `this`).
+        // keeps the first exception in error_ (under error_mutex_), destroys f, and, as its very
+        // last touch of the group, takes itself off pending_ (acq_rel); the task that brings it
+        // to zero then calls notify_outside() on the pool (captured by reference, not through
+        // `this`). If the spawn throws, take the count back and rethrow.
         (void)f;
         (void)pool_;
         throw NotImplemented("lesson 07, exercise 5: TaskGroup::run");

@@ -157,18 +157,25 @@ class TaskGroup {
         // relaxed: the task that decrements is published to whoever runs it by the pool's
         // queue, after this increment
         pending_.fetch_add(1, std::memory_order_relaxed);
-        pool_.spawn([this, &pool = pool_, f = std::move(f)]() mutable {
-            try {
-                f();
-            } catch (...) {
-                std::lock_guard lock(error_mutex_);
-                if (!error_) error_ = std::current_exception();
-            }
-            // acq_rel: pairs with wait()'s acquire loads. The last touch of the group: once it
-            // reads zero, wait() may return and the group may be destroyed — so the last task
-            // wakes an outside waiter through the pool.
-            if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pool.notify_outside();
-        });
+        try {
+            // f in an optional, so that its captures die before the task counts as finished:
+            // once wait() returns, nothing of the group's tasks may still run (a capture's
+            // destructor may touch what the waiter owns), as wait_idle() promises too.
+            pool_.spawn([this, &pool = pool_, f = std::optional<F>(std::move(f))]() mutable {
+                try {
+                    (*f)();
+                } catch (...) {
+                    std::lock_guard lock(error_mutex_);
+                    if (!error_) error_ = std::current_exception();
+                }
+                f.reset();
+                finish_one(pool);
+            });
+        } catch (...) {
+            // Never queued (moving f, or spawn, threw): nothing else will take it off pending_.
+            finish_one(pool_);
+            throw;
+        }
     }
 
     // Returns when every task run() so far has finished, then rethrows the first exception
@@ -188,6 +195,13 @@ class TaskGroup {
     }
 
   private:
+    void finish_one(ThreadPool& pool) {
+        // acq_rel: pairs with wait()'s acquire loads. The last touch of the group: once it
+        // reads zero, wait() may return and the group may be destroyed — so the last task
+        // wakes an outside waiter through the pool (passed in, not read through `this`).
+        if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pool.notify_outside();
+    }
+
     ThreadPool& pool_;
     std::atomic<std::size_t> pending_{0};
     std::mutex error_mutex_;

@@ -2,12 +2,16 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <utility>
 
 #include "exercises.hpp"
 #include "helpers.hpp"
 
+using namespace std::chrono_literals;
 using lesson07_test::on_worker;
 using ws::lesson07::TaskGroup;
 using ws::lesson07::ThreadPool;
@@ -93,4 +97,57 @@ TEST(Lesson07Ex5, AGroupIsReusableAfterWait) {
         group.wait();
         EXPECT_EQ(ran.load(), round * 100);
     }
+}
+
+namespace {
+// A capture that takes its time to die, and says when it has: a task's captures must be gone
+// before wait() returns (their destructors may touch what the waiter owns).
+class SlowToDie {
+  public:
+    explicit SlowToDie(std::atomic<int>& destroyed) : destroyed_(&destroyed) {}
+    SlowToDie(SlowToDie&& other) noexcept : destroyed_(std::exchange(other.destroyed_, nullptr)) {}
+    SlowToDie& operator=(SlowToDie&&) = delete;
+    ~SlowToDie() {
+        if (destroyed_ == nullptr) return;  // moved from
+        std::this_thread::sleep_for(20ms);
+        destroyed_->fetch_add(1);
+    }
+
+  private:
+    std::atomic<int>* destroyed_;
+};
+
+// A closure whose move throws: run() must then throw, and the group must not count it.
+struct ThrowsWhenMoved {
+    ThrowsWhenMoved() = default;
+    ThrowsWhenMoved(ThrowsWhenMoved&&) { throw std::runtime_error("cannot move this task"); }
+    void operator()() const {}
+};
+}  // namespace
+
+TEST(Lesson07Ex5, ATasksCapturesAreGoneWhenWaitReturns) {
+    ThreadPool pool(2);
+    std::atomic<int> destroyed{0};
+    TaskGroup group(pool);
+    group.run([probe = SlowToDie(destroyed)] {});
+    group.wait();
+    EXPECT_EQ(destroyed.load(), 1)
+        << "wait() returned while the task's captures were still alive: destroy them before the "
+           "task takes itself off pending_";
+    on_worker(pool, [&] {
+        TaskGroup inner(pool);
+        inner.run([probe = SlowToDie(destroyed)] {});
+        inner.wait();
+        EXPECT_EQ(destroyed.load(), 2) << "the same, waiting on a worker";
+    });
+}
+
+TEST(Lesson07Ex5, ARunThatThrowsIsNotCounted) {
+    ThreadPool pool(2);
+    TaskGroup group(pool);
+    std::atomic<int> ran{0};
+    group.run([&] { ran++; });
+    EXPECT_THROW(group.run(ThrowsWhenMoved{}), std::runtime_error);
+    group.wait();  // must return: the task that failed to spawn was never queued
+    EXPECT_EQ(ran.load(), 1);
 }
