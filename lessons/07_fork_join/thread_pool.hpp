@@ -172,11 +172,13 @@ class ThreadPool {
     bool has_work_anywhere() const noexcept;
     void run_job(Worker& me, Job* job);
     void announce_idle(Worker& me);
+    void wake_idle_waiters();
     bool idle_now() const;
     void record_error(std::exception_ptr error);
     static void run_spawned(Job* job) noexcept;
     TaskNode* allocate_node();
     void free_node(Worker& me, TaskNode* node) noexcept;
+    void unspawn(TaskNode* job) noexcept;
     TaskNode* new_nodes();
 
     static thread_local Worker* tl_worker_;  // the worker the calling thread is, if any

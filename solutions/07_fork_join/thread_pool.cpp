@@ -100,25 +100,55 @@ bool ThreadPool::on_worker_thread() const noexcept {
 void ThreadPool::spawn(Task task) {
     if (!task) throw std::invalid_argument("ThreadPool::spawn: the task is empty");
     const bool on_worker = on_worker_thread();
-    if (!on_worker) {
-        // Counted before it is queued, so nobody can complete it uncounted. seq_cst RMW:
-        // outside threads share this counter. (First, while nothing waits in the store buffer
-        // for the node's cache line to arrive.)
-        outside_spawned_.fetch_add(1, std::memory_order_seq_cst);
-    }
-    TaskNode* job = allocate_node();
-    job->task = std::move(task);
+    // Counted before it is queued, so nobody can complete it uncounted. (First, while nothing
+    // waits in the store buffer for the node's cache line to arrive.)
     if (on_worker) {
-        // Counted before it is queued, so nobody can complete it uncounted. release: the push
-        // below publishes it (seq_cst store of bottom) to whoever runs the task, and that
-        // worker's release of its completed count passes it on to idle_now().
+        // release: the push below publishes it (seq_cst store of bottom) to whoever runs the
+        // task, and that worker's release of its completed count passes it on to idle_now().
         std::atomic<std::uint64_t>& spawned = tl_worker_->spawned;
         spawned.store(spawned.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-        tl_worker_->deque.push(job);  // seq_cst store of bottom: in S before notify_one's load
     } else {
-        injector_.push(job);  // seq_cst CAS on the tail: in S before notify_one's load
+        // seq_cst RMW: outside threads share this counter.
+        outside_spawned_.fetch_add(1, std::memory_order_seq_cst);
+    }
+    TaskNode* job = nullptr;
+    try {
+        job = allocate_node();
+        job->task = std::move(task);
+        if (on_worker) {
+            tl_worker_->deque.push(job);  // seq_cst store of bottom: in S before notify_one's load
+        } else {
+            injector_.push(job);  // seq_cst CAS on the tail: in S before notify_one's load
+        }
+    } catch (...) {
+        // std::bad_alloc (a block of nodes, a deque growth, an injector block): nothing was
+        // queued. Without the undo, the count would wait forever for a task that never runs.
+        unspawn(job);
+        throw;
     }
     parker_.notify_one();
+}
+
+// spawn() failed before queueing: take the count back, and the node (if it got one).
+void ThreadPool::unspawn(TaskNode* job) noexcept {
+    if (job != nullptr) job->task.reset();  // the captures die now; the caller gets the error
+    if (on_worker_thread()) {
+        Worker& me = *tl_worker_;
+        // release, like the increment. The task that was spawning has not completed, so no
+        // idle_now() can have counted on the surplus.
+        me.spawned.store(me.spawned.load(std::memory_order_relaxed) - 1, std::memory_order_release);
+        if (job != nullptr) free_node(me, job);
+        return;
+    }
+    if (job != nullptr) {  // back where allocate_node took it from
+        OutsideCache& cache = tl_outside_cache;
+        job->next = static_cast<TaskNode*>(cache.nodes);
+        cache.nodes = job;
+    }
+    // seq_cst: this may make the pool idle with every worker asleep, so a waiter must hear of
+    // it: the same Dekker pair with wait_idle as announce_idle's.
+    outside_spawned_.fetch_sub(1, std::memory_order_seq_cst);
+    wake_idle_waiters();
 }
 // ANCHOR_END: spawn
 
@@ -254,6 +284,7 @@ void ThreadPool::worker_loop(std::size_t index) {
     Worker& me = *workers_[index];
     tl_worker_ = &me;
     bool searching = false;
+    bool stop_seen = false;  // saw the pool stopping: the draining rule below
     // Looks for work `rounds` times, with a short pause before each look.
     const auto spin = [this, &me](std::uint32_t rounds) -> Job* {
         for (std::uint32_t r = 0; r < rounds; ++r) {
@@ -292,9 +323,16 @@ void ThreadPool::worker_loop(std::size_t index) {
             run_job(me, job);
             continue;
         }
-        // Draining rule: a worker leaves once the pool is stopping and a whole search found
-        // nothing. seq_cst: pairs with the destructor's store.
-        if (stopping_.load(std::memory_order_seq_cst)) break;
+        // Draining rule: a worker leaves once the pool is stopping and a whole search that
+        // began after it saw so found nothing. A search that began before is not enough: a task
+        // spawned from outside just after it looked (that spawn saw us searching and woke
+        // nobody) and just before the destructor's store would never run. seq_cst: pairs with
+        // the destructor's store, which comes after every spawn it must drain.
+        if (stopping_.load(std::memory_order_seq_cst)) {
+            if (stop_seen) break;
+            stop_seen = true;
+            continue;  // one more whole search
+        }
         parker_.park([this] { return has_work_anywhere(); });  // announce, recheck, sleep
     }
     tl_worker_ = nullptr;
@@ -364,8 +402,11 @@ Job* ThreadPool::steal(Worker& me) {
 // (a loop of spawns), a thief would otherwise pay a cold steal — two cache misses and a CAS —
 // for every single task it runs.
 void ThreadPool::steal_more(Worker& me, Worker& victim) {
-    // relaxed size: a hint; a steal that finds the deque empty simply ends the burst
-    const std::size_t more = std::min(victim.deque.size() / 2, config_.steal_attempts - 1);
+    // relaxed size: a hint; a steal that finds the deque empty simply ends the burst. Never
+    // more than our deque holds without growing: a growth allocates, and a std::bad_alloc there
+    // would drop a job already taken from the victim (and the one steal() is about to return).
+    const std::size_t room = me.deque.capacity() - std::min(me.deque.size(), me.deque.capacity());
+    const std::size_t more = std::min({victim.deque.size() / 2, config_.steal_attempts - 1, room});
     for (std::size_t i = 0; i < more; ++i) {
         auto got = victim.deque.steal();
         if (!got.is_success()) break;
@@ -410,6 +451,11 @@ bool ThreadPool::idle_now() const {
 // the worker sees the waiter and bumps the epoch it sleeps on.
 void ThreadPool::announce_idle(Worker& me) {
     me.completed.store(me.completed.load(std::memory_order_relaxed), std::memory_order_seq_cst);
+    wake_idle_waiters();
+}
+
+// After a seq_cst change of a count idle_now() reads: if a wait_idle waits, bump its epoch.
+void ThreadPool::wake_idle_waiters() {
     if (idle_waiters_.load(std::memory_order_seq_cst) > 0) {
         idle_epoch_.fetch_add(1, std::memory_order_seq_cst);
         idle_epoch_.notify_all();

@@ -15,6 +15,7 @@
 
 #include <ws/testing/exactly_once.hpp>
 #include <ws/testing/harness.hpp>
+#include <ws/testing/sanitizer.hpp>
 #include <ws/testing/stress.hpp>
 
 #include "chase_lev_deque.hpp"
@@ -30,14 +31,6 @@ using ws::testing::slowdown;
 // Live heap bytes of the whole process, from the allocator that is in use: the sanitizers'
 // own when built with one, glibc's otherwise. (Replacing operator new would clash with the
 // sanitizer runtimes, which define it themselves.)
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define WS_SANITIZER_ALLOCATOR 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define WS_SANITIZER_ALLOCATOR 1
-#endif
-#endif
-
 #if defined(WS_SANITIZER_ALLOCATOR)
 #include <sanitizer/allocator_interface.h>
 #else

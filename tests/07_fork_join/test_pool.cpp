@@ -6,11 +6,20 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <new>
 #include <stdexcept>
 #include <thread>
 
+#if defined(__linux__)
+#include <sys/resource.h>
+#include <unistd.h>
+#endif
+
 #include <ws/testing/exactly_once.hpp>
 #include <ws/testing/pool_checks.hpp>
+#include <ws/testing/sanitizer.hpp>
 #include <ws/testing/stress.hpp>
 #include <ws/testing/task_trees.hpp>
 
@@ -123,3 +132,66 @@ TEST(Lesson07Pool, AStealTakesSeveralJobsWhenTheVictimHoldsMany) {
     EXPECT_GT(s.stolen_tasks, s.steals)
         << "from a deque of 2000 jobs a steal should take a few more than one";
 }
+
+// A spawn that fails for want of memory (a block of task nodes, an injector block or a deque
+// growth throws std::bad_alloc) must leave nothing counted: wait_idle must still return.
+// The child process of a death test runs under a memory limit, so that the allocator really
+// runs out. Not under the sanitizers: their allocators report and abort instead of throwing.
+#if defined(__linux__) && !defined(WS_SANITIZER_ALLOCATOR)
+namespace {
+// In the child: 0 if every task that spawned ran and wait_idle returned; 1 otherwise.
+[[noreturn]] void spawn_until_out_of_memory() {
+    ThreadPool pool(1);
+    std::atomic<bool> release{false}, blocking{false};
+    std::atomic<std::uint64_t> ran{0};
+    // The only worker waits here, so the nodes of the tasks below are not recycled: every
+    // block of them is a fresh allocation.
+    pool.spawn([&] {
+        blocking = true;
+        while (!release)
+            std::this_thread::yield();
+    });
+    while (!blocking)
+        std::this_thread::yield();
+    long pages = 0;
+    if (std::FILE* f = std::fopen("/proc/self/statm", "r")) {
+        if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
+        std::fclose(f);
+    }
+    rlimit old_limit{};
+    getrlimit(RLIMIT_AS, &old_limit);
+    const rlimit tight{static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) +
+                           (rlim_t{64} << 20),
+                       old_limit.rlim_max};
+    if (pages == 0 || setrlimit(RLIMIT_AS, &tight) != 0) std::_Exit(2);
+    std::uint64_t spawned = 0;
+    bool ran_out = false;
+    try {
+        for (;; ++spawned)
+            pool.spawn([&ran] { ran.fetch_add(1, std::memory_order_relaxed); });
+    } catch (const std::bad_alloc&) {
+        ran_out = true;
+    }
+    setrlimit(RLIMIT_AS, &old_limit);
+    release = true;
+    // A failed spawn that is still counted makes wait_idle hang: fail instead (the watchdog
+    // of the parent process does not see into this child).
+    std::thread([] {
+        std::this_thread::sleep_for(std::chrono::seconds(10));
+        std::fputs("wait_idle did not return within 10 s\n", stderr);
+        std::_Exit(3);
+    }).detach();
+    pool.wait_idle();
+    const bool ok = ran_out && ran.load() == spawned;
+    std::fprintf(stderr, "spawned %llu, ran %llu\n", static_cast<unsigned long long>(spawned),
+                 static_cast<unsigned long long>(ran.load()));
+    std::_Exit(ok ? 0 : 1);
+}
+}  // namespace
+
+TEST(Lesson07Pool, ASpawnThatRunsOutOfMemoryLeavesNothingCounted) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");  // the parent runs threads of its own
+    EXPECT_EXIT(spawn_until_out_of_memory(), ::testing::ExitedWithCode(0), "")
+        << "after a spawn threw std::bad_alloc, wait_idle did not see every other task run";
+}
+#endif
