@@ -96,7 +96,8 @@ class Injector {
     Injector(const Injector&) = delete;
     Injector& operator=(const Injector&) = delete;
 
-    // Any thread. Never fails (allocates a block every kBlockSize pushes).
+    // Any thread. Allocates a block every kBlockSize pushes; if that throws std::bad_alloc,
+    // nothing was pushed and the injector is unchanged.
     void push(T item);
 
     // Any thread: the oldest item, empty, or retry (another consumer claimed it first).
