@@ -139,7 +139,8 @@ TEST(Lesson07Pool, AStealTakesSeveralJobsWhenTheVictimHoldsMany) {
 // runs out. Not under the sanitizers: their allocators report and abort instead of throwing.
 #if defined(__linux__) && !defined(WS_SANITIZER_ALLOCATOR)
 namespace {
-// In the child: 0 if every task that spawned ran and wait_idle returned; 1 otherwise.
+// In the child. Exit code 0: every task that spawned ran and wait_idle returned; 1: a task
+// was lost or no spawn ran out of memory; 2: the memory limit could not be set; 3: wait_idle hung.
 [[noreturn]] void spawn_until_out_of_memory() {
     ThreadPool pool(1);
     std::atomic<bool> release{false}, blocking{false};
