@@ -23,6 +23,8 @@
 #include <mutex>
 #include <stdexcept>
 
+#include <ws/futex.hpp>
+
 #include <ws/not_implemented.hpp>
 
 namespace ws::lesson05 {
@@ -197,9 +199,12 @@ inline void Parker::take_token() noexcept {
     std::uint32_t t = tokens_.load(std::memory_order_relaxed);
     for (;;) {
         if (t == 0) {
-            // Sleeps while tokens_ is 0 (a futex wait: no CPU). relaxed: the CAS below is the
-            // acquire that matters; a stale value only sends us round the loop.
-            tokens_.wait(0, std::memory_order_relaxed);
+            // Sleeps while tokens_ is 0 (no CPU), or returns at once if a token came meanwhile.
+            // The private futex directly, not std::atomic::wait: libstdc++'s wait spins and
+            // yields first and uses the process-shared futex, which costs a wake-up several
+            // microseconds (the chapter measures it). The reload is relaxed: the CAS below is
+            // the acquire that matters; a stale value only sends us round the loop.
+            ws::futex_wait(tokens_, 0);
             t = tokens_.load(std::memory_order_relaxed);
             continue;
         }
@@ -214,13 +219,9 @@ inline void Parker::take_token() noexcept {
 inline void Parker::hand_tokens(std::uint32_t n) noexcept {
     // release: pairs with the acquire CAS in take_token().
     tokens_.fetch_add(n, std::memory_order_release);
-    // notify_one on a 32-bit atomic is a FUTEX_WAKE of one thread: one token, one thread woken
-    // (no herd). It is skipped when nobody waits in the kernel.
-    if (n == 1) {
-        tokens_.notify_one();
-    } else {
-        tokens_.notify_all();
-    }
+    // One FUTEX_WAKE for n threads: one token, one thread woken (no herd). A sleeper that has
+    // not reached the kernel yet finds tokens_ changed and does not sleep.
+    ws::futex_wake(tokens_, n);
 }
 
 inline void Parker::notify_all() noexcept {

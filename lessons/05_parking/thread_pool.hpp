@@ -1,7 +1,9 @@
 // Lesson 05: lesson 04's pool (a Chase-Lev deque of owning Task pointers per worker, a shared
 // queue for tasks from outside, batches for thieves) whose idle workers park instead of backing
 // off: they sleep without using the CPU, and a spawn wakes one of them only when nobody is
-// already looking for work (parker.hpp).
+// already looking for work (parker.hpp). An outside spawn into an idle pool is now a wake-up
+// whose latency counts, so its path is kept short: the shared queue holds tasks by value and
+// does not allocate (task_fifo.hpp), under a lock whose fast path is inline.
 #pragma once
 
 #include <algorithm>
@@ -9,18 +11,19 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include <ws/futex_mutex.hpp>
 #include <ws/stats.hpp>
 #include <ws/task.hpp>
 
 #include "chase_lev_deque.hpp"
 #include "parker.hpp"
+#include "task_fifo.hpp"
 
 namespace ws::lesson05 {
 
@@ -99,8 +102,8 @@ class ThreadPool {
     };
 
     void worker_loop(std::size_t index);
-    std::unique_ptr<Task> find_task(std::size_t index, XorShift& rng);
-    std::unique_ptr<Task> take_shared();
+    std::unique_ptr<Task> find_task(std::size_t index, XorShift& rng, Task& outside);
+    Task take_shared();
     std::unique_ptr<Task> steal(std::size_t thief, XorShift& rng);
     Task* steal_batch(Worker& victim, Worker& thief);
     bool has_work_anywhere() const noexcept;
@@ -118,14 +121,18 @@ class ThreadPool {
     Parker parker_;
     NaiveParker naive_parker_;
 
-    // Lesson 01's shared state, now only for what has no owner: tasks from outside, the first
-    // exception, and the sleep of wait_idle.
-    mutable std::mutex mutex_;
-    std::condition_variable idle_;              // pending_ reached zero
-    std::deque<std::unique_ptr<Task>> shared_;  // tasks spawned from outside the pool
+    // Tasks spawned from outside the pool, by value in a ring that does not allocate in the
+    // steady state, under a lock of their own whose fast path is inline (ws::FutexMutex): all
+    // of it is on the path of a wake-up (the chapter measures it).
+    ws::FutexMutex shared_lock_;
+    TaskFifo shared_;  // guarded by shared_lock_
     // How many tasks shared_ holds, kept apart so that a parking worker's recheck can read it
     // without the lock (and with seq_cst: see has_work_anywhere()).
     std::atomic<std::size_t> shared_size_{0};
+
+    // Lesson 01's shared state, now only for the first exception and the sleep of wait_idle.
+    mutable std::mutex mutex_;
+    std::condition_variable idle_;  // pending_ reached zero
     std::exception_ptr first_error_;
 
     std::atomic<std::size_t> pending_{0};  // queued (anywhere) + running tasks

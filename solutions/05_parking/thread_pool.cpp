@@ -42,8 +42,8 @@ ThreadPool::ThreadPool(Config config)
 // ANCHOR: spawn
 void ThreadPool::spawn(Task task) {
     if (!task) throw std::invalid_argument("ThreadPool::spawn: the task is empty");
-    auto owned = std::make_unique<Task>(std::move(task));
     if (tl_worker.pool == this) {
+        auto owned = std::make_unique<Task>(std::move(task));  // the deque holds pointers
         // Onto this worker's own deque: no lock, no CAS. Its seq_cst store of bottom is the
         // publication the parking protocol reasons about (Parker::park()). Counted first, with
         // lesson 03's tally (a thief may take it the moment it is pushed). A growth may throw
@@ -59,11 +59,14 @@ void ThreadPool::spawn(Task task) {
         }
         owned.release();  // the deque owns it now
     } else {
-        // Counted before any worker can take it, so the count cannot reach zero while it waits.
-        // Relaxed is enough: the subtraction comes after a worker took the task out of the
-        // queue, and the queue orders this increment before that.
-        std::lock_guard lock(mutex_);
-        shared_.push_back(std::move(owned));  // only a worker may push onto its own deque
+        // Into the shared queue by value (only a worker may push onto its own deque), which
+        // allocates nothing in the steady state: the path from here to a sleeper's wake-up
+        // stays short (the chapter measures it). Counted before any worker can take it, so the
+        // count cannot reach zero while it waits. Relaxed is enough: the subtraction comes
+        // after a worker took the task out of the queue, and the lock orders this increment
+        // before that.
+        std::lock_guard lock(shared_lock_);
+        shared_.push(std::move(task));  // may throw std::bad_alloc (growing): nothing queued
         pending_.fetch_add(1, std::memory_order_relaxed);  // under the lock: see above
         // seq_cst: the publication the parking protocol reasons about. A parking worker's
         // recheck reads shared_size_ without the lock; this RMW lies in the order S before the
@@ -81,7 +84,9 @@ void ThreadPool::worker_loop(std::size_t index) {
     bool searching = false;
     bool stop_seen = false;  // saw the pool stopping: the draining rule below
     for (;;) {
-        if (std::unique_ptr<Task> task = find_task(index, rng)) {
+        Task outside;  // find_task moves a task from the shared queue here
+        const std::unique_ptr<Task> owned = find_task(index, rng, outside);
+        if (Task* task = owned ? owned.get() : outside ? &outside : nullptr) {
             // A searcher that found work stops searching; if it was the last searcher and more
             // work is in sight, the parker wakes another worker to look for it.
             if (searching && !config_.naive_parking) {
@@ -116,22 +121,22 @@ void ThreadPool::worker_loop(std::size_t index) {
     }
 }
 
-std::unique_ptr<Task> ThreadPool::find_task(std::size_t index, XorShift& rng) {
-    if (auto task = workers_[index]->deque.pop()) {
-        return std::unique_ptr<Task>(*task);  // own deque, newest first
-    }
-    if (auto task = take_shared()) return task;  // then work from outside
-    return steal(index, rng);                    // then other workers' work
+// Own deque (newest first), then work from outside, then other workers' work. A task from a
+// deque comes as an owning pointer; one from the shared queue is moved into `outside`.
+std::unique_ptr<Task> ThreadPool::find_task(std::size_t index, XorShift& rng, Task& outside) {
+    if (auto task = workers_[index]->deque.pop()) return std::unique_ptr<Task>(*task);
+    if ((outside = take_shared())) return nullptr;
+    return steal(index, rng);
 }
 // ANCHOR_END: worker_loop
 
-std::unique_ptr<Task> ThreadPool::take_shared() {
+// The oldest task from outside, or an empty Task.
+Task ThreadPool::take_shared() {
     // relaxed: only a hint that spares the lock while the queue is empty; the lock decides.
-    if (shared_size_.load(std::memory_order_relaxed) == 0) return nullptr;
-    std::lock_guard lock(mutex_);
-    if (shared_.empty()) return nullptr;
-    auto task = std::move(shared_.front());  // oldest first: outside tasks keep their order
-    shared_.pop_front();
+    if (shared_size_.load(std::memory_order_relaxed) == 0) return {};
+    std::lock_guard lock(shared_lock_);
+    if (shared_.empty()) return {};
+    Task task = shared_.pop();  // oldest first: outside tasks keep their order
     // relaxed: under the lock; only the publications (the increments) need the order S.
     shared_size_.fetch_sub(1, std::memory_order_relaxed);
     return task;

@@ -1,6 +1,4 @@
-// Lesson 06's parker (lesson 05's, but for the naive one) under ws::lesson07, with one change:
-// a sleeper sleeps on the futex directly (<ws/futex.hpp>), not through std::atomic::wait, which
-// takes about 2 us off every wake-up of an idle pool (see ws/futex.hpp for where they went).
+// Lesson 06's parker (lesson 05's, but for the naive one), unchanged: parking idle workers.
 //
 // A worker with nothing to do should sleep (no CPU), wake promptly when work arrives, never
 // sleep through a task that was published while it was deciding to sleep (a lost wake-up), and
@@ -205,8 +203,10 @@ inline void Parker::take_token() noexcept {
     for (;;) {
         if (t == 0) {
             // Sleeps while tokens_ is 0 (no CPU), or returns at once if a token came meanwhile.
-            // relaxed load: the CAS below is the acquire that matters; a stale value, or a
-            // spurious wake-up, only sends us round the loop.
+            // The private futex directly, not std::atomic::wait: libstdc++'s wait spins and
+            // yields first and uses the process-shared futex, which costs a wake-up several
+            // microseconds (the chapter measures it). The reload is relaxed: the CAS below is
+            // the acquire that matters; a stale value only sends us round the loop.
             ws::futex_wait(tokens_, 0);
             t = tokens_.load(std::memory_order_relaxed);
             continue;
@@ -222,8 +222,8 @@ inline void Parker::take_token() noexcept {
 inline void Parker::hand_tokens(std::uint32_t n) noexcept {
     // release: pairs with the acquire CAS in take_token().
     tokens_.fetch_add(n, std::memory_order_release);
-    // One token, one thread woken (no herd). A claimed sleeper that is not in the kernel yet
-    // finds the token in futex_wait's check (the word is no longer 0) and does not sleep.
+    // One FUTEX_WAKE for n threads: one token, one thread woken (no herd). A sleeper that has
+    // not reached the kernel yet finds tokens_ changed and does not sleep.
     ws::futex_wake(tokens_, n);
 }
 // ANCHOR_END: wake
