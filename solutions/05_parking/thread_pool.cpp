@@ -83,8 +83,8 @@ void ThreadPool::worker_loop(std::size_t index) {
     XorShift rng(index + 1);  // this worker's own generator: no shared RNG state to fight over
     bool searching = false;
     bool stop_seen = false;  // saw the pool stopping: the draining rule below
+    Task outside;            // find_task moves a task from the shared queue here
     for (;;) {
-        Task outside;  // find_task moves a task from the shared queue here
         const std::unique_ptr<Task> owned = find_task(index, rng, outside);
         if (Task* task = owned ? owned.get() : outside ? &outside : nullptr) {
             // A searcher that found work stops searching; if it was the last searcher and more
@@ -125,21 +125,21 @@ void ThreadPool::worker_loop(std::size_t index) {
 // deque comes as an owning pointer; one from the shared queue is moved into `outside`.
 std::unique_ptr<Task> ThreadPool::find_task(std::size_t index, XorShift& rng, Task& outside) {
     if (auto task = workers_[index]->deque.pop()) return std::unique_ptr<Task>(*task);
-    if ((outside = take_shared())) return nullptr;
+    if (take_shared(outside)) return nullptr;
     return steal(index, rng);
 }
 // ANCHOR_END: worker_loop
 
-// The oldest task from outside, or an empty Task.
-Task ThreadPool::take_shared() {
+// Moves the oldest task from outside into `out` (which is empty); false if there was none.
+bool ThreadPool::take_shared(Task& out) {
     // relaxed: only a hint that spares the lock while the queue is empty; the lock decides.
-    if (shared_size_.load(std::memory_order_relaxed) == 0) return {};
+    if (shared_size_.load(std::memory_order_relaxed) == 0) return false;
     std::lock_guard lock(shared_lock_);
-    if (shared_.empty()) return {};
-    Task task = shared_.pop();  // oldest first: outside tasks keep their order
+    if (shared_.empty()) return false;
+    out = shared_.pop();  // oldest first: outside tasks keep their order
     // relaxed: under the lock; only the publications (the increments) need the order S.
     shared_size_.fetch_sub(1, std::memory_order_relaxed);
-    return task;
+    return true;
 }
 
 // ANCHOR: steal

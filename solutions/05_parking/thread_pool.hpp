@@ -106,7 +106,7 @@ class ThreadPool {
 
     void worker_loop(std::size_t index);
     std::unique_ptr<Task> find_task(std::size_t index, XorShift& rng, Task& outside);
-    Task take_shared();
+    bool take_shared(Task& out);
     std::unique_ptr<Task> steal(std::size_t thief, XorShift& rng);
     Task* steal_batch(Worker& victim, Worker& thief);
     bool has_work_anywhere() const noexcept;
