@@ -60,7 +60,7 @@ void ThreadPool::spawn(Task task) {
         // queue, and the queue orders this increment before that.
         // TODO(exercise 4): push into injector_ instead (its seq_cst CAS on the tail publishes
         // the task for the parking protocol), counted in pending_ before the push (and counted
-        // back out if the push throws). As given, lesson 05's locked queue.
+        // back out if the push throws). As given, the stand-in locked queue.
         std::lock_guard lock(mutex_);
         shared_.push_back(std::move(owned));
         pending_.fetch_add(1, std::memory_order_relaxed);  // under the lock: see above
@@ -122,7 +122,7 @@ std::unique_ptr<Task> ThreadPool::find_task(std::size_t index, XorShift& rng) {
 // are then ours to pop (or others' to steal) without touching the shared queue again.
 std::unique_ptr<Task> ThreadPool::take_injector(std::size_t index) {
     // TODO(exercise 4): take a batch with injector_.steal_batch_and_pop(own deque), count it in
-    // injector_takes, and try again on retry. As given, one task from lesson 05's locked queue.
+    // injector_takes, and try again on retry. As given, one task from the stand-in locked queue.
     (void)index;
     // relaxed: only a hint that spares the lock while the queue is empty; the lock decides.
     if (shared_size_.load(std::memory_order_relaxed) == 0) return nullptr;

@@ -130,8 +130,9 @@ class ThreadPool {
     std::condition_variable idle_;  // pending_ reached zero
     std::exception_ptr first_error_;
 
-    // Lesson 05's locked queue for tasks from outside (under mutex_), which the injector
-    // replaces in exercise 4, and its size for the recheck.
+    // A stand-in for exercise 4 to replace: a locked queue for tasks from outside (under
+    // mutex_), of task pointers like the injector's, and its size for the recheck. (Lesson
+    // 05's own queue holds tasks by value under a lock of its own; this one is lesson 04's.)
     std::deque<std::unique_ptr<Task>> shared_;
     std::atomic<std::size_t> shared_size_{0};
 

@@ -18,6 +18,7 @@
 
 namespace ws {
 
+// ANCHOR: futex_mutex
 class FutexMutex {
   public:
     FutexMutex() noexcept = default;
@@ -63,5 +64,6 @@ class FutexMutex {
 
     std::atomic<std::uint32_t> state_{kUnlocked};
 };
+// ANCHOR_END: futex_mutex
 
 }  // namespace ws
