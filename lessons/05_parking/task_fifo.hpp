@@ -25,8 +25,8 @@ class TaskFifo {
     std::size_t capacity() const noexcept { return slots_.size(); }  // grows, never shrinks
 
     // Adds a task at the back. May throw std::bad_alloc when the ring grows; then the queue is
-    // unchanged.
-    void push(Task task) {
+    // unchanged and `task` was not moved from (the caller still owns it).
+    void push(Task&& task) {
         if (size_ == slots_.size()) grow();
         slots_[(head_ + size_) & (slots_.size() - 1)] = std::move(task);
         ++size_;

@@ -66,7 +66,9 @@ void ThreadPool::spawn(Task task) {
         // after a worker took the task out of the queue, and the lock orders this increment
         // before that.
         std::lock_guard lock(shared_lock_);
-        shared_.push(std::move(task));  // may throw std::bad_alloc (growing): nothing queued
+        // May throw std::bad_alloc (growing): then nothing is queued, and `task` dies with this
+        // call, after the lock is released (its captures' destructors may spawn again).
+        shared_.push(std::move(task));
         pending_.fetch_add(1, std::memory_order_relaxed);  // under the lock: see above
         // seq_cst: the publication the parking protocol reasons about. A parking worker's
         // recheck reads shared_size_ without the lock; this RMW lies in the order S before the

@@ -3,7 +3,7 @@
 // off: they sleep without using the CPU, and a spawn wakes one of them only when nobody is
 // already looking for work (parker.hpp). An outside spawn into an idle pool is now a wake-up
 // whose latency counts, so its path is kept short: the shared queue holds tasks by value and
-// does not allocate (task_fifo.hpp), under a lock whose fast path is inline.
+// does not allocate in the steady state (task_fifo.hpp), under a lock whose fast path is inline.
 #pragma once
 
 #include <algorithm>

@@ -38,7 +38,7 @@ TEST(Lesson05TaskFifo, KeepsTheOrderAcrossWrapAroundAndGrowth) {
         push_id(fifo, out, next++);
         pop_and_run(fifo);
     }
-    // ...then grow it twice while it is wrapped.
+    // ...then grow it while it is wrapped (40 tasks in 64 slots, starting at slot 40).
     for (int i = 0; i < 60; ++i)
         push_id(fifo, out, next++);
     while (!fifo.empty())

@@ -2,6 +2,7 @@
 // sleeps in the kernel instead of spinning.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>

@@ -2,7 +2,8 @@
 // inline at the call site, and whose waiters sleep in the kernel (ws::futex_wait), not spin.
 //
 // It does what std::mutex does, with the same algorithm glibc's mutex uses (three states:
-// unlocked, locked, locked with sleepers; U. Drepper, "Futexes Are Tricky", mutex 2). It exists
+// unlocked, locked, locked with sleepers): the lock of the third mutex in U. Drepper's "Futexes
+// Are Tricky", with glibc's exchange in unlock instead of the paper's decrement. It exists
 // for one path: lesson 05's outside spawn into an idle pool, where the wake-up latency counts
 // every instruction between spawn() and the woken worker's first instruction of the task.
 // std::mutex is a call into the C library; after 300 ms of idleness the first call into a code
@@ -37,8 +38,9 @@ class FutexMutex {
     }
 
     void unlock() noexcept {
-        // release: pairs with lock()'s acquire. If someone may sleep, wake one; it takes the
-        // lock in the contended state, so the next unlock wakes the one after it.
+        // release: pairs with the acquire of whichever RMW takes the lock next (lock()'s CAS or
+        // an exchange in lock_contended()). If someone may sleep, wake one; it takes the lock
+        // in the contended state, so the next unlock wakes the one after it.
         if (state_.exchange(kUnlocked, std::memory_order_release) == kLockedWithSleepers) {
             futex_wake(state_, 1);
         }
@@ -52,8 +54,10 @@ class FutexMutex {
     // Marks the lock as having sleepers, then sleeps until an exchange finds it unlocked. The
     // exchange that takes the lock also leaves it marked: we cannot know whether others still
     // sleep, so our unlock must wake one (at worst one system call too many, never a lost one).
-    void lock_contended(std::uint32_t seen) noexcept {
-        // acquire: when the exchange returns kUnlocked, it is the lock's acquisition.
+    // Out of line and cold: the fast path in lock() stays two instructions at every call site.
+    [[gnu::noinline, gnu::cold]] void lock_contended(std::uint32_t seen) noexcept {
+        // acquire, on both exchanges: when one returns kUnlocked it takes the lock, and it pairs
+        // with the release exchange of the unlock() that stored that kUnlocked.
         if (seen != kLockedWithSleepers)
             seen = state_.exchange(kLockedWithSleepers, std::memory_order_acquire);
         while (seen != kUnlocked) {
