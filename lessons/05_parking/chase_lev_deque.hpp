@@ -1,5 +1,7 @@
-// Lesson 04's Chase-Lev work-stealing deque, lock-free; lesson 05 changes push's store of bottom
-// to seq_cst and adds is_empty() for the parking protocol's recheck.
+// Given code, carried from lesson 04's solution, with lesson 05's change:
+//   push publishes bottom with seq_cst, and is_empty() serves the parking recheck.
+// (./workshop sync writes this copy; edit the source lesson's file instead.)
+// Lesson 04: the Chase-Lev work-stealing deque, lock-free.
 //
 // One owner thread pushes and pops at the bottom (LIFO); any number of thieves steal at the top
 // (FIFO). The owner's push and pop touch only their own end; owner and thieves meet only over
@@ -14,6 +16,7 @@
 // deque bottom - 1 is briefly below top — with unsigned indices 0 - 1 would wrap to 2^64 - 1 and
 // the empty deque would look full.
 //
+// ANCHOR: orderings
 // Memory orderings. No standalone fences:
 // clang 14's ThreadSanitizer does not model std::atomic_thread_fence, so a fence-based version
 // would look racy to it, and clang compiles a seq_cst fence to `mfence`, which makes the owner's
@@ -24,6 +27,7 @@
 // and every write of `top` is a seq_cst CAS. All of them lie in the one total order S of seq_cst
 // operations, which is what the no-loss argument needs (see pop()). Everything else is
 // release/acquire or relaxed, and each operation below says what it pairs with.
+// ANCHOR_END: orderings
 #pragma once
 
 #include <atomic>
@@ -40,6 +44,7 @@
 
 namespace ws::lesson05 {
 
+// ANCHOR: class
 template <typename T>
 class ChaseLevDeque {
     // Slots are std::atomic<T>: a thief reads a slot *before* its CAS and may lose, while the
@@ -157,7 +162,9 @@ class ChaseLevDeque {
     // freed only by the destructor (see grow() for why, and for the bound on their size).
     std::vector<std::unique_ptr<Buffer>> buffers_;
 };
+// ANCHOR_END: class
 
+// ANCHOR: push
 template <typename T>
 void ChaseLevDeque<T>::push(T item) {
     const std::int64_t b = owner_bottom_;  // the owner's copy of bottom_: no atomic load needed
@@ -180,7 +187,9 @@ void ChaseLevDeque<T>::push(T item) {
     // runs, and both sides would miss each other: a lost wake-up. On x86 this is an `xchg`.
     set_bottom(b + 1, std::memory_order_seq_cst);
 }
+// ANCHOR_END: push
 
+// ANCHOR: pop
 template <typename T>
 std::optional<T> ChaseLevDeque<T>::pop() {
     const std::int64_t b = owner_bottom_ - 1;
@@ -225,7 +234,9 @@ std::optional<T> ChaseLevDeque<T>::pop() {
     if (!won) return std::nullopt;  // a thief took it
     return item;
 }
+// ANCHOR_END: pop
 
+// ANCHOR: steal
 template <typename T>
 ws::Steal<T> ChaseLevDeque<T>::steal() {
     // seq_cst: this load and the load of bottom below are ordered in S (load-load), mirroring
@@ -257,7 +268,9 @@ ws::Steal<T> ChaseLevDeque<T>::steal() {
     }
     return ws::Steal<T>::success(item);
 }
+// ANCHOR_END: steal
 
+// ANCHOR: grow
 // Owner only, from push() when the ring is full: a buffer twice the size with the live range
 // [top, bottom) copied over, published with a release store.
 //
@@ -285,5 +298,6 @@ void ChaseLevDeque<T>::grow(std::int64_t top, std::int64_t bottom) {
     buffer_.store(raw, std::memory_order_release);
     use_buffer(raw);
 }
+// ANCHOR_END: grow
 
 }  // namespace ws::lesson05

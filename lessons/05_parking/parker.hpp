@@ -4,23 +4,18 @@
 // sleep through a task that was published while it was deciding to sleep (a lost wake-up), and
 // a spawn should not wake a crowd of workers for one task (a thundering herd).
 //
-// Two parkers with the same interface, used by the pool's worker loop:
-//   NaiveParker (exercise 1): a condition variable; every notify takes its mutex.
-//   Parker (exercises 2-4): an event count — announce, recheck, sleep — whose spawner side is
-//     one load of a shared word while nobody sleeps, and which wakes only when nobody is
-//     already searching.
+// Parker: an event count — announce, recheck, sleep — whose spawner side is one load of a
+// shared word while nobody sleeps, and which wakes only when nobody is already searching.
 //
-// The worker side, in both:
+// The worker side:
 //     if (!parker.park([&] { return stopping || has_work(); })) ...
 // park() announces the intention to sleep, calls the recheck, and sleeps only if it says
 // false. The spawner side: publish the task, then notify_one().
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <stdexcept>
 
 #include <ws/futex.hpp>
@@ -28,48 +23,6 @@
 #include <ws/not_implemented.hpp>
 
 namespace ws::lesson05 {
-
-// Exercise 1: the naive version. Correct, and simple to prove: the recheck runs under the
-// mutex that every notify_one takes, so a spawner either publishes before the recheck (which
-// then sees the task) or takes the mutex after the sleeper released it inside cv_.wait (and
-// its notify then finds it asleep). The price: every spawn takes a global mutex and signals,
-// whether anyone sleeps or not.
-class NaiveParker {
-  public:
-    explicit NaiveParker(std::size_t /*num_workers*/) {}
-
-    // Worker: sleeps until notified, unless stopping or `has_work()` says there is work.
-    // Returns true if it slept. A wake-up may be spurious: the caller looks for work again.
-    template <typename HasWork>
-    bool park(HasWork&& has_work) {
-        // TODO(exercise 1): under mutex_, return false if stop_ is set or has_work() is true;
-        // otherwise count a park, wait once on cv_, count a wake-up and return true.
-        (void)has_work;
-        (void)stop_;
-        throw NotImplemented("lesson 05, exercise 1: NaiveParker::park");
-    }
-
-    // Spawner, after publishing a task: wakes one sleeper, if any.
-    void notify_one() {
-        // TODO(exercise 1): take and release mutex_ (why is that needed?), then notify one.
-        throw NotImplemented("lesson 05, exercise 1: NaiveParker::notify_one");
-    }
-
-    // Shutdown: wakes every sleeper; from now on park() returns at once.
-    void notify_all() {
-        // TODO(exercise 1): set stop_ under mutex_, then wake every sleeper.
-        throw NotImplemented("lesson 05, exercise 1: NaiveParker::notify_all");
-    }
-
-    std::uint64_t parks() const noexcept { return parks_.load(std::memory_order_relaxed); }
-    std::uint64_t wakeups() const noexcept { return wakeups_.load(std::memory_order_relaxed); }
-
-  private:
-    std::mutex mutex_;
-    std::condition_variable cv_;
-    bool stop_ = false;  // guarded by mutex_
-    std::atomic<std::uint64_t> parks_{0}, wakeups_{0};
-};
 
 // Exercises 2-4: an event count with a count of searching workers.
 //

@@ -22,6 +22,7 @@
 #include <ws/task.hpp>
 
 #include "chase_lev_deque.hpp"
+#include "naive_parker.hpp"
 #include "parker.hpp"
 #include "task_fifo.hpp"
 

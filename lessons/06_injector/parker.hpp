@@ -1,4 +1,6 @@
-// Lesson 05's parker, unchanged but for the naive one: parking idle workers.
+// Given code, carried from lesson 05's solution, unchanged.
+// (./workshop sync writes this copy; edit the source lesson's file instead.)
+// Lesson 05: parking idle workers.
 //
 // A worker with nothing to do should sleep (no CPU), wake promptly when work arrives, never
 // sleep through a task that was published while it was deciding to sleep (a lost wake-up), and
@@ -6,7 +8,6 @@
 //
 // Parker: an event count — announce, recheck, sleep — whose spawner side is one load of a
 // shared word while nobody sleeps, and which wakes only when nobody is already searching.
-// (Lesson 05's NaiveParker is gone: it was there to be measured.)
 //
 // The worker side:
 //     if (!parker.park([&] { return stopping || has_work(); })) ...
@@ -23,6 +24,7 @@
 
 namespace ws::lesson06 {
 
+// ANCHOR: parker_class
 // An event count with a count of searching workers.
 //
 // A worker is in one of three states, and Parker counts two of them in one atomic word:
@@ -123,7 +125,9 @@ class Parker {
     alignas(64) std::atomic<std::uint64_t> parks_{0};
     std::atomic<std::uint64_t> wakeups_{0};
 };
+// ANCHOR_END: parker_class
 
+// ANCHOR: park
 // Why no wake-up is lost. A spawner does P (publish the task, seq_cst) then L (load state_,
 // seq_cst, in notify_one). A worker going to sleep does A (announce: the RMW below) then R (the
 // recheck's seq_cst loads of every queue). All of them lie in the total order S, which respects
@@ -158,7 +162,9 @@ bool Parker::park(HasWork&& has_work) {
     wakeups_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
     return true;
 }
+// ANCHOR_END: park
 
+// ANCHOR: wake
 // Claims one sleeper (moving it to searching on its behalf) and hands it a token. Who takes the
 // token does not matter: any announced sleeper will, and the counts stay right because every
 // announced sleeper leaves `sleepers` exactly once, by being claimed or by cancel().
@@ -221,7 +227,9 @@ inline void Parker::hand_tokens(std::uint32_t n) noexcept {
     // not reached the kernel yet finds tokens_ changed and does not sleep.
     ws::futex_wake(tokens_, n);
 }
+// ANCHOR_END: wake
 
+// ANCHOR: notify_all
 inline void Parker::notify_all() noexcept {
     // seq_cst: a transition of state_ (see park()).
     std::uint64_t s = state_.load(std::memory_order_seq_cst);
@@ -233,5 +241,6 @@ inline void Parker::notify_all() noexcept {
     }
     if (sleepers(s) > 0) hand_tokens(sleepers(s));
 }
+// ANCHOR_END: notify_all
 
 }  // namespace ws::lesson06

@@ -1,6 +1,6 @@
-// Lesson 06's deque, unchanged (ws::lesson07 holds Job* in it): lesson 04's Chase-Lev
-// work-stealing deque, lock-free, with lesson 05's changes: push's store
-// of bottom is seq_cst and is_empty() serves the parking protocol's recheck.
+// Given code, carried from lesson 06's solution, unchanged.
+// (./workshop sync writes this copy; edit the source lesson's file instead.)
+// Lesson 04: the Chase-Lev work-stealing deque, lock-free.
 //
 // One owner thread pushes and pops at the bottom (LIFO); any number of thieves steal at the top
 // (FIFO). The owner's push and pop touch only their own end; owner and thieves meet only over
@@ -15,6 +15,7 @@
 // deque bottom - 1 is briefly below top — with unsigned indices 0 - 1 would wrap to 2^64 - 1 and
 // the empty deque would look full.
 //
+// ANCHOR: orderings
 // Memory orderings. No standalone fences:
 // clang 14's ThreadSanitizer does not model std::atomic_thread_fence, so a fence-based version
 // would look racy to it, and clang compiles a seq_cst fence to `mfence`, which makes the owner's
@@ -25,6 +26,7 @@
 // and every write of `top` is a seq_cst CAS. All of them lie in the one total order S of seq_cst
 // operations, which is what the no-loss argument needs (see pop()). Everything else is
 // release/acquire or relaxed, and each operation below says what it pairs with.
+// ANCHOR_END: orderings
 #pragma once
 
 #include <atomic>
@@ -41,6 +43,7 @@
 
 namespace ws::lesson07 {
 
+// ANCHOR: class
 template <typename T>
 class ChaseLevDeque {
     // Slots are std::atomic<T>: a thief reads a slot *before* its CAS and may lose, while the
@@ -158,7 +161,9 @@ class ChaseLevDeque {
     // freed only by the destructor (see grow() for why, and for the bound on their size).
     std::vector<std::unique_ptr<Buffer>> buffers_;
 };
+// ANCHOR_END: class
 
+// ANCHOR: push
 template <typename T>
 void ChaseLevDeque<T>::push(T item) {
     const std::int64_t b = owner_bottom_;  // the owner's copy of bottom_: no atomic load needed
@@ -181,7 +186,9 @@ void ChaseLevDeque<T>::push(T item) {
     // runs, and both sides would miss each other: a lost wake-up. On x86 this is an `xchg`.
     set_bottom(b + 1, std::memory_order_seq_cst);
 }
+// ANCHOR_END: push
 
+// ANCHOR: pop
 template <typename T>
 std::optional<T> ChaseLevDeque<T>::pop() {
     const std::int64_t b = owner_bottom_ - 1;
@@ -226,7 +233,9 @@ std::optional<T> ChaseLevDeque<T>::pop() {
     if (!won) return std::nullopt;  // a thief took it
     return item;
 }
+// ANCHOR_END: pop
 
+// ANCHOR: steal
 template <typename T>
 ws::Steal<T> ChaseLevDeque<T>::steal() {
     // seq_cst: this load and the load of bottom below are ordered in S (load-load), mirroring
@@ -258,7 +267,9 @@ ws::Steal<T> ChaseLevDeque<T>::steal() {
     }
     return ws::Steal<T>::success(item);
 }
+// ANCHOR_END: steal
 
+// ANCHOR: grow
 // Owner only, from push() when the ring is full: a buffer twice the size with the live range
 // [top, bottom) copied over, published with a release store.
 //
@@ -286,5 +297,6 @@ void ChaseLevDeque<T>::grow(std::int64_t top, std::int64_t bottom) {
     buffer_.store(raw, std::memory_order_release);
     use_buffer(raw);
 }
+// ANCHOR_END: grow
 
 }  // namespace ws::lesson07

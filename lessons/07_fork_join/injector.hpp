@@ -1,5 +1,6 @@
-// Lesson 06's global injector, unchanged under ws::lesson07 — an unbounded multi-producer
-// multi-consumer FIFO, lock-free.
+// Given code, carried from lesson 06's solution, unchanged.
+// (./workshop sync writes this copy; edit the source lesson's file instead.)
+// Lesson 06: the global injector — an unbounded multi-producer multi-consumer FIFO, lock-free.
 //
 // Items live in a singly linked list of blocks of kBlockSize slots. Producers claim a slot at
 // the tail with one CAS on `tail_.index`, consumers claim one at the head with one CAS on
@@ -71,6 +72,7 @@ class Backoff {
 };
 }  // namespace detail
 
+// ANCHOR: class
 template <typename T>
 class Injector {
     static_assert(std::is_nothrow_move_constructible_v<T>,
@@ -227,7 +229,9 @@ class Injector {
     End tail_;
     alignas(64) std::atomic<std::int64_t> live_blocks_{0};
 };
+// ANCHOR_END: class
 
+// ANCHOR: push
 template <typename T>
 void Injector<T>::push(T item) {
     Block* spare = nullptr;  // the next block, allocated *before* we claim a block's last slot
@@ -279,7 +283,9 @@ void Injector<T>::push(T item) {
         return;
     }
 }
+// ANCHOR_END: push
 
+// ANCHOR: steal
 template <typename T>
 ws::Steal<T> Injector<T>::steal() {
     auto [head, offset, block, tail] = view_head();
@@ -297,7 +303,9 @@ ws::Steal<T> Injector<T>::steal() {
     release_reads(block, 1);
     return ws::Steal<T>::success(std::move(value));
 }
+// ANCHOR_END: steal
 
+// ANCHOR: steal_batch
 template <typename T>
 ws::Steal<T> Injector<T>::steal_batch_and_pop(ChaseLevDeque<T>& dest) {
     auto [head, offset, block, tail] = view_head();
@@ -326,7 +334,9 @@ ws::Steal<T> Injector<T>::steal_batch_and_pop(ChaseLevDeque<T>& dest) {
     release_reads(block, n);
     return ws::Steal<T>::success(std::move(first));
 }
+// ANCHOR_END: steal_batch
 
+// ANCHOR: reclaim
 // We claimed the block's last slot; the head sits at the phantom position `phantom`, and every
 // other consumer waits until we move it to slot 0 of the next block.
 template <typename T>
@@ -370,6 +380,7 @@ void Injector<T>::release_reads(Block* block, std::uint64_t n) noexcept {
     if (block->reads_done.fetch_add(n, std::memory_order_acq_rel) + n == kBlockSize)
         delete_block(block);
 }
+// ANCHOR_END: reclaim
 
 template <typename T>
 Injector<T>::~Injector() {

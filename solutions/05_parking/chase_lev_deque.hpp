@@ -1,5 +1,7 @@
-// Lesson 04's Chase-Lev work-stealing deque, lock-free; lesson 05 changes push's store of bottom
-// to seq_cst and adds is_empty() for the parking protocol's recheck.
+// Given code, carried from lesson 04's solution, with lesson 05's change:
+//   push publishes bottom with seq_cst, and is_empty() serves the parking recheck.
+// (./workshop sync writes this copy; edit the source lesson's file instead.)
+// Lesson 04: the Chase-Lev work-stealing deque, lock-free.
 //
 // One owner thread pushes and pops at the bottom (LIFO); any number of thieves steal at the top
 // (FIFO). The owner's push and pop touch only their own end; owner and thieves meet only over

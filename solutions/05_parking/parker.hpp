@@ -4,81 +4,26 @@
 // sleep through a task that was published while it was deciding to sleep (a lost wake-up), and
 // a spawn should not wake a crowd of workers for one task (a thundering herd).
 //
-// Two parkers with the same interface, used by the pool's worker loop:
-//   NaiveParker (exercise 1): a condition variable; every notify takes its mutex.
-//   Parker (exercises 2-4): an event count — announce, recheck, sleep — whose spawner side is
-//     one load of a shared word while nobody sleeps, and which wakes only when nobody is
-//     already searching.
+// Parker: an event count — announce, recheck, sleep — whose spawner side is one load of a
+// shared word while nobody sleeps, and which wakes only when nobody is already searching.
 //
-// The worker side, in both:
+// The worker side:
 //     if (!parker.park([&] { return stopping || has_work(); })) ...
 // park() announces the intention to sleep, calls the recheck, and sleeps only if it says
 // false. The spawner side: publish the task, then notify_one().
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <stdexcept>
 
 #include <ws/futex.hpp>
 
 namespace ws::lesson05 {
 
-// ANCHOR: naive
-// Exercise 1: the naive version. Correct, and simple to prove: the recheck runs under the
-// mutex that every notify_one takes, so a spawner either publishes before the recheck (which
-// then sees the task) or takes the mutex after the sleeper released it inside cv_.wait (and
-// its notify then finds it asleep). The price: every spawn takes a global mutex and signals,
-// whether anyone sleeps or not.
-class NaiveParker {
-  public:
-    explicit NaiveParker(std::size_t /*num_workers*/) {}
-
-    // Worker: sleeps until notified, unless stopping or `has_work()` says there is work.
-    // Returns true if it slept. A wake-up may be spurious: the caller looks for work again.
-    template <typename HasWork>
-    bool park(HasWork&& has_work) {
-        std::unique_lock lock(mutex_);
-        if (stop_ || has_work()) return false;
-        parks_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
-        cv_.wait(lock);
-        wakeups_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
-        return true;
-    }
-
-    // Spawner, after publishing a task: wakes one sleeper, if any.
-    void notify_one() {
-        // An empty critical section: we either ran before a sleeper's recheck (which then sees
-        // our task), or after it released the mutex in wait (and is woken by the notify).
-        { std::lock_guard lock(mutex_); }
-        cv_.notify_one();
-    }
-
-    // Shutdown: wakes every sleeper; from now on park() returns at once.
-    void notify_all() {
-        {
-            std::lock_guard lock(mutex_);
-            stop_ = true;
-        }
-        cv_.notify_all();
-    }
-
-    std::uint64_t parks() const noexcept { return parks_.load(std::memory_order_relaxed); }
-    std::uint64_t wakeups() const noexcept { return wakeups_.load(std::memory_order_relaxed); }
-
-  private:
-    std::mutex mutex_;
-    std::condition_variable cv_;
-    bool stop_ = false;  // guarded by mutex_
-    std::atomic<std::uint64_t> parks_{0}, wakeups_{0};
-};
-// ANCHOR_END: naive
-
 // ANCHOR: parker_class
-// Exercises 2-4: an event count with a count of searching workers.
+// An event count with a count of searching workers.
 //
 // A worker is in one of three states, and Parker counts two of them in one atomic word:
 //   working    running tasks from its own deque (not counted);
@@ -100,13 +45,13 @@ class Parker {
 
     // --- worker side ----------------------------------------------------------------------
 
-    // The worker ran out of its own work and starts looking elsewhere (exercise 3).
+    // The worker ran out of its own work and starts looking elsewhere.
     void begin_search() noexcept {
         // seq_cst: the scan that follows must come after this in S (see park()).
         state_.fetch_add(kSearcher, std::memory_order_seq_cst);
     }
 
-    // A searching worker found a task (exercise 3). If it was the last searcher, nobody is
+    // A searching worker found a task. If it was the last searcher, nobody is
     // looking any more, and a spawn that saw it searching relied on it: if `more_work()` (the
     // same recheck as park()'s) still sees a task, wake one sleeper to take over the search
     // ("the last searcher to find work wakes another"). If it sees none, nobody needs waking:
@@ -128,7 +73,7 @@ class Parker {
     // --- spawner side ---------------------------------------------------------------------
 
     // After publishing a task (with a seq_cst store or RMW): wake one sleeper, unless somebody
-    // is searching already (exercise 3) or nobody sleeps. While nobody sleeps this is one load.
+    // is searching already or nobody sleeps. While nobody sleeps this is one load.
     void notify_one() noexcept {
         // seq_cst: the other half of the Dekker pattern in park(): our publication, then this
         // load; their announcement, then their recheck. In S one of them comes first.
@@ -137,7 +82,7 @@ class Parker {
         wake_one();
     }
 
-    // Shutdown (exercise 4): wakes every sleeper, and from now on park() returns at once.
+    // Shutdown: wakes every sleeper, and from now on park() returns at once.
     void notify_all() noexcept;
 
     bool stopping() const noexcept {
@@ -192,7 +137,7 @@ class Parker {
 //     sleeper gets a token, wakes and announces again later). Then L reads sleepers > 0, and
 //     unless someone searches, notify_one claims a sleeper and hands it a token. A token is
 //     never lost (tokens_ counts them), so some sleeper wakes — a contradiction again.
-// Exercise 3 adds one case: L sees searching > 0 and wakes nobody. Then some worker W was
+// Searching adds one case: L sees searching > 0 and wakes nobody. Then some worker W was
 // searching at L; W's next transition comes after L in S and is one of:
 //   - park(): its A comes after L, so as above its recheck sees the task;
 //   - end_search() as the last searcher: its RMW comes after L, so the recheck after it sees
@@ -202,7 +147,7 @@ class Parker {
 //   - end_search() with other searchers left: the same argument applies to the last of them.
 template <typename HasWork>
 bool Parker::park(HasWork&& has_work) {
-    // Announce: one RMW moves us from searching to sleeping (exercise 3: -kSearcher) and tells
+    // Announce: one RMW moves us from searching to sleeping and tells
     // us whether shutdown began. seq_cst: this is A above; the recheck below must come after it
     // in S, and the spawner's L must see it or be seen by the recheck.
     const std::uint64_t prev = state_.fetch_add(kSleeper - kSearcher, std::memory_order_seq_cst);

@@ -1,4 +1,6 @@
-// Lesson 05's parker, unchanged but for the naive one: parking idle workers.
+// Given code, carried from lesson 05's solution, unchanged.
+// (./workshop sync writes this copy; edit the source lesson's file instead.)
+// Lesson 05: parking idle workers.
 //
 // A worker with nothing to do should sleep (no CPU), wake promptly when work arrives, never
 // sleep through a task that was published while it was deciding to sleep (a lost wake-up), and
@@ -6,7 +8,6 @@
 //
 // Parker: an event count — announce, recheck, sleep — whose spawner side is one load of a
 // shared word while nobody sleeps, and which wakes only when nobody is already searching.
-// (Lesson 05's NaiveParker is gone: it was there to be measured.)
 //
 // The worker side:
 //     if (!parker.park([&] { return stopping || has_work(); })) ...

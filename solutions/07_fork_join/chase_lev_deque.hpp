@@ -1,6 +1,6 @@
-// Lesson 06's deque, unchanged (ws::lesson07 holds Job* in it): lesson 04's Chase-Lev
-// work-stealing deque, lock-free, with lesson 05's changes: push's store
-// of bottom is seq_cst and is_empty() serves the parking protocol's recheck.
+// Given code, carried from lesson 06's solution, unchanged.
+// (./workshop sync writes this copy; edit the source lesson's file instead.)
+// Lesson 04: the Chase-Lev work-stealing deque, lock-free.
 //
 // One owner thread pushes and pops at the bottom (LIFO); any number of thieves steal at the top
 // (FIFO). The owner's push and pop touch only their own end; owner and thieves meet only over

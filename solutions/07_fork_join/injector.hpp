@@ -1,5 +1,6 @@
-// Lesson 06's global injector, unchanged under ws::lesson07 — an unbounded multi-producer
-// multi-consumer FIFO, lock-free.
+// Given code, carried from lesson 06's solution, unchanged.
+// (./workshop sync writes this copy; edit the source lesson's file instead.)
+// Lesson 06: the global injector — an unbounded multi-producer multi-consumer FIFO, lock-free.
 //
 // Items live in a singly linked list of blocks of kBlockSize slots. Producers claim a slot at
 // the tail with one CAS on `tail_.index`, consumers claim one at the head with one CAS on

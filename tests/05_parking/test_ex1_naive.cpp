@@ -10,7 +10,7 @@
 #include <ws/testing/wait.hpp>
 
 #include "exercises.hpp"
-#include "parker.hpp"
+#include "naive_parker.hpp"
 #include "parking_helpers.hpp"
 
 using namespace std::chrono_literals;

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from . import build as b
+from . import build as b, carry
 from .lessons import ROOT, Lesson, UsageError, all_lessons
 from .testing import summarise
 
@@ -74,6 +74,13 @@ def _format() -> str:
     return f"{len(files)} files formatted"
 
 
+def _carried_copies() -> str:
+    problems = carry.drift()
+    if problems:
+        raise StepFailed("\n".join(problems))
+    return f"all {len(carry.generate_all())} carried copies match their source"
+
+
 def _benchmarks_build_and_run() -> str:
     b.build("bench")
     exe = b.build_dir("bench") / "bench" / "ws_tour"
@@ -134,6 +141,7 @@ def steps(quick: bool) -> list[tuple[str, Callable[[], str]]]:
     lessons = all_lessons()
     out = [
         ("format (clang-format)", _format),
+        ("carried code matches its one source (./workshop sync)", _carried_copies),
         ("solutions pass (g++)", _tests_must_pass("default")),
         ("starters compile and fail each exercise", _starters_fail_each_exercise(lessons)),
         ("solutions pass (clang ThreadSanitizer)", _tests_must_pass("tsan")),

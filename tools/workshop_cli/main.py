@@ -7,7 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import benchmarks, build as b, charts, check, classroom, export, grading, hints, testing, watch
+from . import (benchmarks, build as b, carry, charts, check, classroom, export, grading, hints,
+               testing, watch)
 from .lessons import ROOT, UsageError, all_lessons, find_lesson, lesson_list_text
 
 EPILOG = """\
@@ -152,6 +153,34 @@ def cmd_watch(args) -> int:
     return watch.watch(lesson, run_once)
 
 
+def cmd_sync(args) -> int:
+    if export.is_student_edition():
+        raise UsageError("this is the student edition: carried files come from solutions/, "
+                         "which it does not have (every copy here is already in place)")
+    if args.record:
+        number, file = args.record
+        lesson = find_lesson(number)
+        patch = carry.record(lesson.number, file)
+        print(f"recorded the hand edit of {file} in lesson {lesson.nn} as "
+              f"{patch.relative_to(ROOT)}")
+    if args.check:
+        problems = carry.drift()
+        for line in problems:
+            print(line)
+        n = len(carry.generate_all())
+        if problems:
+            print(f"sync: {len(problems)} of {n} carried copies differ from their source")
+            return 1
+        print(f"sync: all {n} carried copies match their source")
+        return 0
+    written = carry.sync()
+    for path in written:
+        print(f"wrote {path.relative_to(ROOT)}")
+    print(f"sync: {len(written)} carried copies written, "
+          f"{len(carry.generate_all()) - len(written)} already up to date")
+    return 0
+
+
 def cmd_status(_args) -> int:
     status = testing.load_status()
     if not status:
@@ -248,6 +277,14 @@ def parser() -> argparse.ArgumentParser:
     w.add_argument("lesson")
     w.add_argument("--exercise", "-e", type=int)
     w.set_defaults(func=cmd_watch)
+
+    sy = sub.add_parser("sync", help="regenerate the files lessons carry from earlier lessons "
+                        "(lesson.toml's [[carried]])")
+    sy.add_argument("--check", action="store_true",
+                    help="change nothing; fail, naming the file, if a copy differs")
+    sy.add_argument("--record", nargs=2, metavar=("LESSON", "FILE"),
+                    help="save a deliberate edit of LESSON's carried FILE as its patch")
+    sy.set_defaults(func=cmd_sync)
 
     sub.add_parser("status", help="progress per exercise from your last runs").set_defaults(
         func=cmd_status)

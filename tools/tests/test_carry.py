@@ -1,0 +1,125 @@
+"""Carried code (./workshop sync): one source for every file a lesson takes from an earlier one."""
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+
+from workshop_cli import carry  # noqa: E402
+from workshop_cli.lessons import UsageError  # noqa: E402
+
+
+class CarriedTree(unittest.TestCase):
+    """Each test works on a scratch copy of lessons/ and solutions/."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.root = Path(self.tmp.name)
+        for d in ("lessons", "solutions"):
+            shutil.copytree(ROOT / d, self.root / d)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def deque(self, lesson_folder, kind="solutions"):
+        return self.root / kind / lesson_folder / "chase_lev_deque.hpp"
+
+
+class SyncTest(CarriedTree):
+    def test_the_repository_has_no_drift(self):
+        self.assertEqual(carry.drift(ROOT), [])
+
+    def test_every_carried_copy_is_in_both_the_starter_and_the_solution(self):
+        for c in carry.carried_files(ROOT):
+            starter, solution = c.copies(ROOT)[1], c.copies(ROOT)[0]
+            self.assertEqual(starter.read_text(), solution.read_text(), starter)
+            self.assertNotIn("TODO(exercise", starter.read_text(), starter)
+
+    def test_a_one_line_change_to_lesson_04s_deque_reaches_every_copy(self):
+        source = self.deque("04_chase_lev")
+        marker = "// a one-line change made in lesson 04\n"
+        text = source.read_text()
+        source.write_text(text.replace("#pragma once\n", "#pragma once\n" + marker, 1))
+        written = carry.sync(self.root)
+        folders = {p.parent.name for p in written}
+        self.assertEqual(folders, {"05_parking", "06_injector", "07_fork_join"})
+        self.assertEqual(len(written), 6)  # three lessons, starter and solution each
+        for p in written:
+            self.assertIn(marker, p.read_text(), p)
+        self.assertEqual(carry.drift(self.root), [])
+
+    def test_a_hand_edit_of_a_carried_copy_is_named_with_its_line(self):
+        copy = self.root / "lessons" / "06_injector" / "parker.hpp"
+        lines = copy.read_text().splitlines(keepends=True)
+        lines[10] = "// edited by hand\n"
+        copy.write_text("".join(lines))
+        problems = carry.drift(self.root)
+        self.assertEqual(len(problems), 1)
+        self.assertTrue(problems[0].startswith("lessons/06_injector/parker.hpp:11:"), problems)
+        self.assertIn("edited by hand", problems[0])
+
+    def test_the_namespace_follows_the_carrying_lesson(self):
+        text = self.deque("07_fork_join").read_text()
+        self.assertIn("namespace ws::lesson07 {", text)
+        self.assertNotIn("ws::lesson04", text)
+        self.assertNotIn("ws::lesson05", text)
+        self.assertNotIn("ws::lesson06", text)
+
+    def test_lesson_05s_change_is_its_patch_and_reaches_lessons_06_and_07(self):
+        for folder in ("05_parking", "06_injector", "07_fork_join"):
+            self.assertIn("set_bottom(b + 1, std::memory_order_seq_cst);",
+                          self.deque(folder).read_text(), folder)
+        self.assertIn("set_bottom(b + 1, std::memory_order_release);",
+                      self.deque("04_chase_lev").read_text())
+
+    def test_a_patch_that_no_longer_applies_says_which_and_how_to_fix_it(self):
+        source = self.deque("04_chase_lev")
+        source.write_text(source.read_text().replace(
+            "set_bottom(b + 1, std::memory_order_release);", "set_bottom(b + 1);"))
+        with self.assertRaises(UsageError) as ctx:
+            carry.sync(self.root)
+        self.assertIn("chase_lev_deque.hpp.patch", str(ctx.exception))
+        self.assertIn("--record", str(ctx.exception))
+
+    def test_record_turns_a_deliberate_edit_into_the_patch(self):
+        copy = self.deque("05_parking")
+        copy.write_text(copy.read_text().replace("bool is_empty() const noexcept {",
+                                                 "[[nodiscard]] bool is_empty() const noexcept {"))
+        problems = carry.drift(self.root)  # only the edited copy: the others follow its source
+        self.assertEqual(len(problems), 1, problems)
+        self.assertTrue(problems[0].startswith("solutions/05_parking/chase_lev_deque.hpp:"))
+        carry.record(5, "chase_lev_deque.hpp", self.root)
+        carry.sync(self.root)
+        self.assertEqual(carry.drift(self.root), [])
+        self.assertIn("[[nodiscard]] bool is_empty()", self.deque("07_fork_join", "lessons")
+                      .read_text())
+
+    def test_a_carry_from_a_later_lesson_is_refused(self):
+        meta = self.root / "lessons" / "04_chase_lev" / "lesson.toml"
+        meta.write_text(meta.read_text() + '\n[[carried]]\nfile = "parker.hpp"\nfrom = 5\n')
+        with self.assertRaises(UsageError) as ctx:
+            carry.carried_files(self.root)
+        self.assertIn("not an earlier lesson", str(ctx.exception))
+
+
+class SyncCommandTest(unittest.TestCase):
+    def test_sync_check_passes_on_the_repository(self):
+        r = subprocess.run([sys.executable, str(ROOT / "workshop"), "sync", "--check"], cwd=ROOT,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("carried copies match their source", r.stdout)
+
+    def test_record_of_a_file_that_is_not_carried_is_a_one_line_error(self):
+        r = subprocess.run([sys.executable, str(ROOT / "workshop"), "sync", "--record", "4",
+                            "nothing.hpp"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("carries no file named nothing.hpp", r.stderr)
+        self.assertNotIn("Traceback", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
