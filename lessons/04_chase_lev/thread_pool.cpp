@@ -37,8 +37,8 @@ ThreadPool::ThreadPool(Config config) : config_(config) {
     if (config_.num_workers == 0) {
         throw std::invalid_argument("ThreadPool: num_workers must be at least 1");
     }
-    if (config_.steal_attempts == 0) {
-        throw std::invalid_argument("ThreadPool: steal_attempts must be at least 1");
+    if (config_.max_steal_batch == 0) {
+        throw std::invalid_argument("ThreadPool: max_steal_batch must be at least 1");
     }
     // Every deque exists before any thread starts: a worker may steal from any of them.
     workers_.reserve(config_.num_workers);
@@ -133,7 +133,7 @@ std::unique_ptr<Task> ThreadPool::steal(std::size_t thief, XorShift& rng) {
 // one task per CAS, when lesson 03 took half in one step? Exercise 5's hints.)
 Task* ThreadPool::steal_batch(Worker& victim, Worker& me) {
     // TODO(exercise 5): take up to half of what the victim's deque holds (size()), at most
-    // config_.steal_attempts steal() calls, one task per call: keep the first to return, push
+    // config_.max_steal_batch steal() calls, one task per call: keep the first to return, push
     // the others onto me.deque (never more than fits without growing it), skip a retry, stop
     // at empty. Count one steal and every moved task in me.steals and me.stolen_tasks. As
     // given, a thief never gets anything.

@@ -20,6 +20,7 @@
 #include <ws/futex_mutex.hpp>
 #include <ws/stats.hpp>
 #include <ws/task.hpp>
+#include <ws/xorshift.hpp>
 
 #include "chase_lev_deque.hpp"
 #include "naive_parker.hpp"
@@ -28,22 +29,6 @@
 
 namespace ws::lesson05 {
 
-// A small per-worker random number generator (xorshift64): picks victims. One per worker, on
-// the worker's own stack, so no two threads ever touch the same generator state.
-class XorShift {
-  public:
-    explicit XorShift(std::uint64_t seed) : state_(seed == 0 ? 0x9E3779B97F4A7C15u : seed) {}
-    std::uint64_t next() {
-        state_ ^= state_ << 13;
-        state_ ^= state_ >> 7;
-        state_ ^= state_ << 17;
-        return state_;
-    }
-
-  private:
-    std::uint64_t state_;
-};
-
 // How to build a pool. An aggregate: ThreadPool pool(Config{.num_workers = 4}).
 struct Config {
     // Worker threads; 0 → std::invalid_argument. Default: one per hardware thread.
@@ -51,12 +36,11 @@ struct Config {
     // Initial capacity of each worker's deque, rounded up to a power of two; a deque doubles
     // when full, so this only saves the first few growths. Default 256.
     std::size_t local_queue_capacity = 256;
-    // The most steal() calls a thief makes on one victim in one visit, won or lost (a lost
-    // race, Steal::retry, counts too, which bounds a visit under contention). The thief keeps
-    // every task it gets, up to half of what it saw in the victim's deque: it runs the first
-    // and pushes the others onto its own deque. So this is also the largest batch. 0 →
-    // std::invalid_argument. Default 16.
-    std::size_t steal_attempts = 16;
+    // The most tasks one steal takes from a victim: the thief runs the first and pushes the
+    // others onto its own deque, never more than half of what it saw. One steal() call per
+    // task, and a lost race (Steal::retry) uses one up too, which bounds a visit under
+    // contention. 0 → std::invalid_argument. Default 16.
+    std::size_t max_steal_batch = 16;
     // Exercise 1: park on one condition variable and notify it on every spawn (NaiveParker)
     // instead of the event count (Parker) — there to measure what the naive version costs.
     bool naive_parking = false;

@@ -39,6 +39,7 @@
 #include <type_traits>
 #include <utility>
 
+#include <ws/cpu_relax.hpp>
 #include <ws/not_implemented.hpp>
 #include <ws/steal.hpp>
 
@@ -54,7 +55,7 @@ class Backoff {
     void wait() noexcept {
         if (step_ < 6) {
             for (int i = 0; i < (1 << step_); ++i)
-                relax();
+                ws::cpu_relax();
             ++step_;
         } else {
             std::this_thread::yield();
@@ -62,11 +63,6 @@ class Backoff {
     }
 
   private:
-    static void relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-    }
     int step_ = 0;
 };
 }  // namespace detail

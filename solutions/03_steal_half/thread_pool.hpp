@@ -17,26 +17,11 @@
 
 #include <ws/stats.hpp>
 #include <ws/task.hpp>
+#include <ws/xorshift.hpp>
 
 #include "worker_queue.hpp"
 
 namespace ws::lesson03 {
-
-// A small per-worker random number generator (xorshift64): picks victims. One per worker, on
-// the worker's own stack, so no two threads ever touch the same generator state.
-class XorShift {
-  public:
-    explicit XorShift(std::uint64_t seed) : state_(seed == 0 ? 0x9E3779B97F4A7C15u : seed) {}
-    std::uint64_t next() {
-        state_ ^= state_ << 13;
-        state_ ^= state_ >> 7;
-        state_ ^= state_ << 17;
-        return state_;
-    }
-
-  private:
-    std::uint64_t state_;
-};
 
 // ANCHOR: class
 class ThreadPool {

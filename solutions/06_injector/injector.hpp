@@ -39,6 +39,7 @@
 #include <type_traits>
 #include <utility>
 
+#include <ws/cpu_relax.hpp>
 #include <ws/steal.hpp>
 
 #include "chase_lev_deque.hpp"
@@ -53,7 +54,7 @@ class Backoff {
     void wait() noexcept {
         if (step_ < 6) {
             for (int i = 0; i < (1 << step_); ++i)
-                relax();
+                ws::cpu_relax();
             ++step_;
         } else {
             std::this_thread::yield();
@@ -61,11 +62,6 @@ class Backoff {
     }
 
   private:
-    static void relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-    }
     int step_ = 0;
 };
 }  // namespace detail

@@ -26,8 +26,8 @@ ThreadPool::ThreadPool(Config config) : config_(config), parker_(config.num_work
     if (config_.num_workers == 0) {
         throw std::invalid_argument("ThreadPool: num_workers must be at least 1");
     }
-    if (config_.steal_attempts == 0) {
-        throw std::invalid_argument("ThreadPool: steal_attempts must be at least 1");
+    if (config_.max_steal_batch == 0) {
+        throw std::invalid_argument("ThreadPool: max_steal_batch must be at least 1");
     }
     // Every deque exists before any thread starts: a worker may steal from any of them.
     workers_.reserve(config_.num_workers);
@@ -185,14 +185,14 @@ std::unique_ptr<Task> ThreadPool::steal(std::size_t thief, XorShift& rng) {
 // A batch CAS is only right when every taker from that end CASes too (a FIFO owner does).
 // So the thief steals one at a time, each steal a complete Chase-Lev steal, up to a bound.
 Task* ThreadPool::steal_batch(Worker& victim, Worker& me) {
-    // Half of what we see, rounded up; at most steal_attempts; and never more than fits in our
+    // Half of what we see, rounded up; at most max_steal_batch; and never more than fits in our
     // own deque without growing it (no allocation here, so nothing stolen can be dropped by an
     // exception: it is empty when we steal, so that is its whole capacity).
-    const std::size_t want = std::min({(victim.deque.size() + 1) / 2, config_.steal_attempts,
+    const std::size_t want = std::min({(victim.deque.size() + 1) / 2, config_.max_steal_batch,
                                        me.deque.capacity() - me.deque.size() + 1});
     Task* first = nullptr;
     std::size_t moved = 0;
-    for (std::size_t attempt = 0; attempt < config_.steal_attempts && moved < want; ++attempt) {
+    for (std::size_t attempt = 0; attempt < config_.max_steal_batch && moved < want; ++attempt) {
         Steal<Task*> s = victim.deque.steal();
         if (s.is_empty()) break;
         if (s.is_retry()) continue;  // lost a race for one task: there may well be more

@@ -49,8 +49,8 @@ ThreadPool::ThreadPool(Config config)
     if (config_.num_workers == 0) {
         throw std::invalid_argument("ThreadPool: num_workers must be at least 1");
     }
-    if (config_.steal_attempts == 0) {
-        throw std::invalid_argument("ThreadPool: steal_attempts must be at least 1");
+    if (config_.max_steal_batch == 0) {
+        throw std::invalid_argument("ThreadPool: max_steal_batch must be at least 1");
     }
     // Every deque exists before any thread starts: a worker may steal from any of them.
     workers_.reserve(config_.num_workers);
@@ -397,7 +397,7 @@ Job* ThreadPool::steal(Worker& me) {
 
 // ANCHOR: steal_more
 // After a successful steal of a spawned task, while the victim's deque is hot in our cache:
-// more of its oldest jobs — up to half of what it holds, config_.steal_attempts in all — into
+// more of its oldest jobs — up to half of what it holds, config_.max_steal_batch in all — into
 // our own deque. The deque steals one job at a time, and when all the work starts in one deque
 // (a loop of spawns), a thief would otherwise pay a cold steal — two cache misses and a CAS —
 // for every single task it runs.
@@ -406,7 +406,7 @@ void ThreadPool::steal_more(Worker& me, Worker& victim) {
     // more than our deque holds without growing: a growth allocates, and a std::bad_alloc there
     // would drop a job already taken from the victim (and the one steal() is about to return).
     const std::size_t room = me.deque.capacity() - std::min(me.deque.size(), me.deque.capacity());
-    const std::size_t more = std::min({victim.deque.size() / 2, config_.steal_attempts - 1, room});
+    const std::size_t more = std::min({victim.deque.size() / 2, config_.max_steal_batch - 1, room});
     for (std::size_t i = 0; i < more; ++i) {
         auto got = victim.deque.steal();
         if (!got.is_success()) break;

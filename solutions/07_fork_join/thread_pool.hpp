@@ -22,36 +22,16 @@
 
 #include <pthread.h>
 
+#include <ws/cpu_relax.hpp>
 #include <ws/stats.hpp>
 #include <ws/task.hpp>
+#include <ws/xorshift.hpp>
 
 #include "chase_lev_deque.hpp"
 #include "injector.hpp"
 #include "parker.hpp"
 
 namespace ws::lesson07 {
-
-// A pause for spin-waits: tells the core (and a hyper-thread sibling) that we are waiting.
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
-
-// A small per-worker random number generator (xorshift64): picks victims.
-class XorShift {
-  public:
-    explicit XorShift(std::uint64_t seed) : state_(seed == 0 ? 0x9E3779B97F4A7C15u : seed) {}
-    std::uint64_t next() {
-        state_ ^= state_ << 13;
-        state_ ^= state_ >> 7;
-        state_ ^= state_ << 17;
-        return state_;
-    }
-
-  private:
-    std::uint64_t state_;
-};
 
 // ANCHOR: job
 // What the deques and the injector hold. `run` executes the job and must not throw; it may
@@ -72,7 +52,7 @@ struct Config {
     // thief runs the first and pushes the others onto its own deque, never more than half of
     // what it saw — when the first is a spawned task; a join's half is taken alone. 0 →
     // std::invalid_argument. Default 16.
-    std::size_t steal_attempts = 16;
+    std::size_t max_steal_batch = 16;
     // Searches (with a short pause between them) a worker out of work makes before it parks:
     // work often comes back within microseconds, and a wake-up through the kernel costs tens.
     std::uint32_t spins_before_park = 64;

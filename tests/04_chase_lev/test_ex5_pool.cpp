@@ -49,8 +49,8 @@ TEST(Lesson04Ex5, ConfigHasDocumentedDefaults) {
     EXPECT_GE(c.num_workers, 1u);
     EXPECT_EQ(c.num_workers, std::max(1u, std::thread::hardware_concurrency()));
     EXPECT_EQ(c.local_queue_capacity, 256u);
-    EXPECT_EQ(c.steal_attempts, 16u);
-    ThreadPool pool(Config{.num_workers = 3, .local_queue_capacity = 2, .steal_attempts = 2});
+    EXPECT_EQ(c.max_steal_batch, 16u);
+    ThreadPool pool(Config{.num_workers = 3, .local_queue_capacity = 2, .max_steal_batch = 2});
     EXPECT_EQ(pool.num_workers(), 3u);
     std::atomic<int> ran{0};
     pool.spawn([&] {
@@ -61,10 +61,10 @@ TEST(Lesson04Ex5, ConfigHasDocumentedDefaults) {
     EXPECT_EQ(ran.load(), 1000);
 }
 
-TEST(Lesson04Ex5, ZeroWorkersOrZeroStealAttemptsIsAnError) {
+TEST(Lesson04Ex5, ZeroWorkersOrAZeroStealBatchIsAnError) {
     EXPECT_THROW(ThreadPool pool(0), std::invalid_argument);
     EXPECT_THROW(ThreadPool pool(Config{.num_workers = 0}), std::invalid_argument);
-    EXPECT_THROW(ThreadPool pool(Config{.num_workers = 2, .steal_attempts = 0}),
+    EXPECT_THROW(ThreadPool pool(Config{.num_workers = 2, .max_steal_batch = 0}),
                  std::invalid_argument);
 }
 
@@ -84,10 +84,10 @@ TEST(Lesson04Ex5, OnOneWorkerTasksSpawnedByATaskRunNewestFirst) {
 TEST(Lesson04Ex5, AStealMovesABatchOneTaskAtATime) {
     // One task spawns 1,000 tasks onto its worker's deque; the other worker can only get work
     // by stealing, and each visit takes several tasks (each with its own CAS), never more than
-    // steal_attempts.
+    // max_steal_batch.
     constexpr int kChildren = 1000;
-    constexpr std::size_t kAttempts = 8;
-    ThreadPool pool(Config{.num_workers = 2, .steal_attempts = kAttempts});
+    constexpr std::size_t kBatch = 8;
+    ThreadPool pool(Config{.num_workers = 2, .max_steal_batch = kBatch});
     pool.spawn([&] {
         for (int i = 0; i < kChildren; ++i)
             pool.spawn([] { busy_for(20us); });
@@ -100,7 +100,7 @@ TEST(Lesson04Ex5, AStealMovesABatchOneTaskAtATime) {
     RecordProperty("stolen_tasks", static_cast<int>(s.stolen_tasks));
     EXPECT_GE(per_steal, 2.0) << s.stolen_tasks << " tasks moved in " << s.steals
                               << " steals: a visit should take up to half of the victim's deque";
-    EXPECT_LE(s.stolen_tasks, s.steals * kAttempts) << "a visit took more than steal_attempts";
+    EXPECT_LE(s.stolen_tasks, s.steals * kBatch) << "a visit took more than max_steal_batch";
     EXPECT_EQ(s.executed(), 1u + kChildren);
 }
 

@@ -29,13 +29,13 @@
 using ws::lesson07::Config;
 using ws::lesson07::ThreadPool;
 
-TEST(Lesson07Pool, ZeroWorkersOrZeroStealAttemptsIsInvalid) {
+TEST(Lesson07Pool, ZeroWorkersOrAZeroStealBatchIsInvalid) {
     EXPECT_THROW(ThreadPool pool(std::size_t{0}), std::invalid_argument);
     Config config;
     config.num_workers = 0;
     EXPECT_THROW(ThreadPool pool(config), std::invalid_argument);
     config.num_workers = 2;
-    config.steal_attempts = 0;
+    config.max_steal_batch = 0;
     EXPECT_THROW(ThreadPool pool(config), std::invalid_argument);
 }
 
@@ -43,7 +43,7 @@ TEST(Lesson07Pool, ConfigHasDefaults) {
     const Config config;
     EXPECT_GE(config.num_workers, 1u);
     EXPECT_GE(config.local_queue_capacity, 1u);
-    EXPECT_GE(config.steal_attempts, 1u);
+    EXPECT_GE(config.max_steal_batch, 1u);
     ThreadPool pool(config);
     EXPECT_EQ(pool.num_workers(), config.num_workers);
 }
