@@ -4,9 +4,7 @@
 // floor), and the CPU per task when tasks trickle in.
 #include <memory>
 
-#if defined(WS_BENCH_LESSON04)
 #include "04_chase_lev/thread_pool.hpp"
-#endif
 #include "05_parking/thread_pool.hpp"
 #include "contenders.hpp"
 #include "idle_workloads.hpp"
@@ -23,12 +21,10 @@ std::unique_ptr<lesson05::ThreadPool> lesson05_pool(bool naive) {
 }  // namespace
 
 void register_benchmarks() {
-#if defined(WS_BENCH_LESSON04)
     const auto l04 = [] { return std::make_unique<lesson04::ThreadPool>(bench_workers()); };
     register_pool_workloads("lesson04", l04);
     register_wake_latency("lesson04", l04);
     register_trickle_cpu("lesson04", l04);
-#endif
     const auto parked = [] { return lesson05_pool(false); };
     const auto naive = [] { return lesson05_pool(true); };
     register_pool_workloads("lesson05", parked);

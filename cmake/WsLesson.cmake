@@ -5,6 +5,9 @@
 #   ws_lessonNN            library: the starter code, with its folder on the include path
 #   ws_lessonNN_solution   library: the reference solution, same headers and namespace (not in
 #                          the student edition, which has no solutions/)
+#   ws::lessonNN, ws::lessonNN_solution
+#                          the same two libraries by their namespaced (ALIAS) names, for a
+#                          project that pulls the workshop in with add_subdirectory()
 #   ws_lessonNN_tests, ws_lessonNN_solution_tests
 #                          the lesson's tests built against each; CTest names them
 #                          lessonNN.starter.<Suite.Test> / lessonNN.solution.<Suite.Test>,
@@ -17,9 +20,11 @@ function(ws_add_lesson number topic)
     if(kind STREQUAL "starter")
       set(src_dir ${WS_ROOT}/lessons/${folder})
       set(lib ws_lesson${number})
+      set(alias ws::lesson${number})
     else()
       set(src_dir ${WS_ROOT}/solutions/${folder})
       set(lib ws_lesson${number}_solution)
+      set(alias ws::lesson${number}_solution)
     endif()
     if(NOT IS_DIRECTORY ${src_dir})
       if(kind STREQUAL "solution")
@@ -38,6 +43,7 @@ function(ws_add_lesson number topic)
       target_include_directories(${lib} INTERFACE ${src_dir})
       target_link_libraries(${lib} INTERFACE ws_common)
     endif()
+    add_library(${alias} ALIAS ${lib})
 
     if(WS_BUILD_TESTS)
       file(GLOB test_sources CONFIGURE_DEPENDS ${WS_ROOT}/tests/${folder}/*.cpp)

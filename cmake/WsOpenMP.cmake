@@ -27,7 +27,7 @@ function(ws_find_clang_openmp)
     message(STATUS "OpenMP contender: libomp not found (sudo apt-get install libomp-dev)")
     return()
   endif()
-  set(probe_dir ${CMAKE_BINARY_DIR}/ws_openmp_probe)
+  set(probe_dir ${CMAKE_CURRENT_BINARY_DIR}/ws_openmp_probe)  # the workshop's build folder
   file(MAKE_DIRECTORY ${probe_dir})
   file(WRITE ${probe_dir}/probe.cpp
        "#include <omp.h>\nint main() { int n = 0;\n#pragma omp parallel reduction(+ : n)\n"

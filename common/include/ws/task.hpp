@@ -19,9 +19,13 @@ class Task {
 
     Task() noexcept = default;
 
-    template <typename F, typename D = std::decay_t<F>,
-              typename = std::enable_if_t<!std::is_same_v<D, Task> && std::is_invocable_v<D&>>>
-    Task(F&& f) {  // NOLINT(google-explicit-constructor): any callable converts, like std::function
+    // Any callable converts: the Task stores a D = std::decay_t<F> and calls it as an lvalue
+    // with no arguments. A Task itself is excluded, so that moving a Task picks the move
+    // constructor below and copying one finds the deleted copy constructor, not this template.
+    template <typename F>
+    Task(F&& f)  // NOLINT(google-explicit-constructor): any callable converts, like std::function
+        requires(!std::is_same_v<std::decay_t<F>, Task> && std::is_invocable_v<std::decay_t<F>&>) {
+        using D = std::decay_t<F>;
         if constexpr (fits_inline<D>()) {
             ::new (static_cast<void*>(storage_)) D(std::forward<F>(f));
             ops_ = &kInlineOps<D>;
