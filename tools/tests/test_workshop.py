@@ -8,7 +8,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 
-from workshop_cli import build, hints  # noqa: E402
+from workshop_cli import ctest, hints  # noqa: E402
 from workshop_cli.lessons import UsageError, all_lessons, find_lesson  # noqa: E402
 
 
@@ -87,7 +87,7 @@ Expected equality of these values:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "r.xml"
             path.write_text(self.JUNIT)
-            results = build.parse_junit(path)
+            results = ctest.parse_junit(path)
         self.assertEqual([r.passed for r in results], [False, True])
         self.assertEqual([r.exercise for r in results], [2, 1])
         reason = results[0].reason()
@@ -98,7 +98,7 @@ Expected equality of these values:
     def test_watchdog_and_terminate_lines_are_the_reason(self):
         out = ("[ RUN      ] X.Y\n[watchdog] X.Y did not finish within 30 s: it hangs.\n"
                "[watchdog] likely cause: no notify\n")
-        self.assertIn("likely cause: no notify", build.failure_reason(out))
+        self.assertIn("likely cause: no notify", ctest.failure_reason(out))
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import build as b, carry
+from .ctest import run_ctest
 from .lessons import ROOT, Lesson, UsageError, all_lessons
 from .testing import summarise
 
@@ -22,7 +23,7 @@ def _tests_must_pass(preset: str) -> Callable[[], str]:
     def step() -> str:
         b.build(preset)
         junit = b.build_dir(preset) / "reports" / "check-solutions.xml"
-        results = b.ctest(preset, r"^(common\.|lesson[0-9]+\.solution\.)", junit)
+        results = run_ctest(preset, r"^(common\.|lesson[0-9]+\.solution\.)", junit)
         if not results:
             raise StepFailed("no tests ran")
         failed = [r for r in results if not r.passed]
@@ -40,7 +41,7 @@ def _starters_fail_each_exercise(lessons: list[Lesson]) -> Callable[[], str]:
     def step() -> str:
         b.build("default")
         junit = b.build_dir("default") / "reports" / "check-starters.xml"
-        results = b.ctest("default", r"^lesson[0-9]+\.starter\.", junit)
+        results = run_ctest("default", r"^lesson[0-9]+\.starter\.", junit)
         problems, checked = [], 0
         for lesson in lessons:
             mine = [r for r in results if r.name.startswith(f"lesson{lesson.nn}.starter.")]

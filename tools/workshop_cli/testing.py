@@ -4,9 +4,9 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from . import build as b
+from .ctest import TestResult, run_ctest
 from .lessons import ROOT, Lesson
 
 STATUS_FILE = ROOT / ".workshop" / "status.json"
@@ -18,7 +18,7 @@ class ExerciseSummary:
     title: str
     passed: int
     total: int
-    failures: list[b.TestResult]
+    failures: list[TestResult]
 
 
 def test_target(lesson: Lesson, solution: bool) -> str:
@@ -32,14 +32,14 @@ def name_regex(lesson: Lesson, solution: bool, exercise: int | None) -> str:
 
 
 def run_lesson_tests(lesson: Lesson, *, solution: bool, preset: str,
-                     exercise: int | None = None, jobs: int = 2) -> list[b.TestResult]:
+                     exercise: int | None = None, jobs: int = 2) -> list[TestResult]:
     b.build(preset, [test_target(lesson, solution)])
     kind = "solution" if solution else "starter"
     junit = b.build_dir(preset) / "reports" / f"lesson{lesson.nn}-{kind}.xml"
-    return b.ctest(preset, name_regex(lesson, solution, exercise), junit, jobs=jobs)
+    return run_ctest(preset, name_regex(lesson, solution, exercise), junit, jobs=jobs)
 
 
-def summarise(lesson: Lesson, results: list[b.TestResult]) -> list[ExerciseSummary]:
+def summarise(lesson: Lesson, results: list[TestResult]) -> list[ExerciseSummary]:
     out = []
     for ex in lesson.exercises:
         mine = [r for r in results if r.exercise == ex.number]
@@ -51,7 +51,7 @@ def summarise(lesson: Lesson, results: list[b.TestResult]) -> list[ExerciseSumma
 
 
 def print_report(lesson: Lesson, summaries: list[ExerciseSummary], *, what: str,
-                 verbose: bool, other: list[b.TestResult]) -> None:
+                 verbose: bool, other: list[TestResult]) -> None:
     print(f"\nlesson {lesson.nn}: {lesson.title} ({what})")
     width = max((len(s.title) for s in summaries), default=10) + 4
     for s in summaries:
