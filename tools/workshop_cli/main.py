@@ -36,34 +36,10 @@ def cmd_list(_args) -> int:
 
 
 def cmd_test(args) -> int:
-    lesson = find_lesson(args.lesson)
-    if args.exercise is not None:
-        lesson.exercise(args.exercise)
-    if args.solution and export.is_student_edition():
-        raise UsageError("this is the student edition: it has no solutions/ to test")
     preset = "tsan" if args.tsan else "asan" if args.asan else "default"
-    kind = "solution" if args.solution else "starter"
-    where = "solutions" if args.solution else "lessons"
-    b.progress(f"building lesson {lesson.nn} ({where}/{lesson.folder}, {preset} build) ...")
-    results = testing.run_lesson_tests(lesson, solution=args.solution, preset=preset,
-                                       exercise=args.exercise, jobs=args.jobs)
-    if not results:
-        raise UsageError(f"no tests matched lesson {lesson.nn}"
-                         + (f" exercise {args.exercise}" if args.exercise else ""))
-    summaries = testing.summarise(lesson, results)
-    other = [r for r in results if r.exercise is None]
-    compiler = {"default": "g++", "tsan": "clang ThreadSanitizer",
-                "asan": "clang AddressSanitizer"}[preset]
-    testing.print_report(lesson, summaries, what=f"{kind} code, {compiler}",
-                         verbose=args.verbose, other=other)
-    testing.record_status(lesson, kind, preset, summaries)
-    ok = all(r.passed for r in results)
-    passed = sum(r.passed for r in results)
-    if not ok and not args.solution:
-        first = next(s for s in summaries if s.passed < s.total)
-        print(f"\nstuck? ./workshop hint {lesson.number} {first.number}")
-    print(f"\ntests: {passed} passed, {len(results) - passed} failed")
-    return 0 if ok else 1
+    return testing.run_test(find_lesson(args.lesson), exercise=args.exercise,
+                            solution=args.solution, preset=preset, verbose=args.verbose,
+                            jobs=args.jobs)
 
 
 def cmd_hint(args) -> int:
@@ -140,12 +116,10 @@ def cmd_classroom_workflow(_args) -> int:
 
 def cmd_watch(args) -> int:
     lesson = find_lesson(args.lesson)
-    ns = argparse.Namespace(lesson=args.lesson, exercise=args.exercise, solution=False,
-                            tsan=False, asan=False, verbose=False, jobs=2)
 
     def run_once() -> int:
         try:
-            return cmd_test(ns)
+            return testing.run_test(lesson, exercise=args.exercise)
         except b.BuildError as e:  # keep watching: the next save may fix it
             print(f"workshop: {e}", file=sys.stderr)
             return 1

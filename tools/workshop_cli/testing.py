@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from . import build as b
 from .ctest import TestResult, run_ctest
-from .lessons import ROOT, Lesson
+from .export import is_student_edition
+from .lessons import ROOT, Lesson, UsageError
 
 STATUS_FILE = ROOT / ".workshop" / "status.json"
 
@@ -70,6 +71,39 @@ def print_report(lesson: Lesson, summaries: list[ExerciseSummary], *, what: str,
         print("  tests outside the exercises failed:")
         for r in broken:
             print(f"         x {r.name}\n             " + r.reason().replace("\n", "\n             "))
+
+
+COMPILER = {"default": "g++", "tsan": "clang ThreadSanitizer", "asan": "clang AddressSanitizer"}
+
+
+def run_test(lesson: Lesson, exercise: int | None = None, solution: bool = False,
+             preset: str = "default", verbose: bool = False, jobs: int = 2) -> int:
+    """`./workshop test` (and each run of `./workshop watch`): builds and runs the lesson's
+    tests, prints them per exercise, records the result; the exit code: 0 if all passed."""
+    if exercise is not None:
+        lesson.exercise(exercise)
+    if solution and is_student_edition():
+        raise UsageError("this is the student edition: it has no solutions/ to test")
+    kind = "solution" if solution else "starter"
+    where = "solutions" if solution else "lessons"
+    b.progress(f"building lesson {lesson.nn} ({where}/{lesson.folder}, {preset} build) ...")
+    results = run_lesson_tests(lesson, solution=solution, preset=preset, exercise=exercise,
+                               jobs=jobs)
+    if not results:
+        raise UsageError(f"no tests matched lesson {lesson.nn}"
+                         + (f" exercise {exercise}" if exercise else ""))
+    summaries = summarise(lesson, results)
+    other = [r for r in results if r.exercise is None]
+    print_report(lesson, summaries, what=f"{kind} code, {COMPILER[preset]}", verbose=verbose,
+                 other=other)
+    record_status(lesson, kind, preset, summaries)
+    ok = all(r.passed for r in results)
+    passed = sum(r.passed for r in results)
+    if not ok and not solution:
+        first = next(s for s in summaries if s.passed < s.total)
+        print(f"\nstuck? ./workshop hint {lesson.number} {first.number}")
+    print(f"\ntests: {passed} passed, {len(results) - passed} failed")
+    return 0 if ok else 1
 
 
 def record_status(lesson: Lesson, kind: str, preset: str,
