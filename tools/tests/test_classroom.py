@@ -11,7 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 
-from workshop_cli import classroom, grading, watch  # noqa: E402
+from workshop_cli import classroom, environment, grading, watch  # noqa: E402
 from workshop_cli.lessons import UsageError, all_lessons  # noqa: E402
 
 
@@ -89,6 +89,15 @@ class ClassroomWorkflowTest(unittest.TestCase):
             for ex in lesson.exercises:
                 self.assertIn(f"./workshop test {lesson.number} --exercise {ex.number}", text)
             self.assertIn(f"./workshop test {lesson.number} --tsan", text)
+
+    def test_it_installs_the_listed_packages(self):
+        """The autograder installs tools/debian-packages.txt's required and optional peers."""
+        text = classroom.workflow(all_lessons())
+        install = next(l for l in text.splitlines() if "apt-get install" in l)
+        for package in environment.packages_in("required", "optional peers"):
+            self.assertIn(f" {package}", install)
+        for package in environment.packages_in("book"):
+            self.assertNotIn(f" {package} ", install)
 
 
 class WatchTest(unittest.TestCase):

@@ -1,5 +1,10 @@
-"""Build and tool hygiene: `watch` and `test` calling one function."""
+"""Build and tool hygiene: one list of Debian packages (tools/debian-packages.txt) that README,
+.ci/run, the classroom workflow and the tool's messages follow; `watch` and `test` calling one
+function."""
+import re
+import subprocess
 import sys
+import tempfile
 import unittest
 from pathlib import Path
 from unittest import mock
@@ -7,8 +12,80 @@ from unittest import mock
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 
-from workshop_cli import main, testing  # noqa: E402
+from workshop_cli import environment, main, testing  # noqa: E402
 from workshop_cli.lessons import find_lesson  # noqa: E402
+
+
+def listed() -> list[str]:
+    return [p.name for p in environment.debian_packages()]
+
+
+class PackageListTest(unittest.TestCase):
+    def test_the_list_has_its_groups_and_says_what_each_package_is_for(self):
+        packages = environment.debian_packages()
+        self.assertEqual(list(dict.fromkeys(p.group for p in packages)),
+                         ["required", "optional peers", "check", "book"])
+        for p in packages:
+            self.assertTrue(p.purpose, f"{p.name}: say what it is for after a '#'")
+        self.assertEqual(len(listed()), len(set(listed())), "a package is listed twice")
+        self.assertIn("pyflakes3", listed())
+
+    def test_readme_apt_get_line_installs_exactly_the_list(self):
+        readme = (ROOT / "README.md").read_text()
+        lines = re.findall(r"^sudo apt-get install -y (.+)$", readme, re.M)
+        self.assertEqual(len(lines), 1, "README.md should have one 'sudo apt-get install -y' line")
+        in_readme = lines[0].split()
+        missing = [p for p in listed() if p not in in_readme]
+        extra = [p for p in in_readme if p not in listed()]
+        self.assertEqual((missing, extra), ([], []),
+                         f"README.md's apt-get line lacks {missing} and has {extra} beyond "
+                         "tools/debian-packages.txt")
+        self.assertEqual(in_readme, listed(),
+                         "README.md's apt-get line: keep tools/debian-packages.txt's order")
+
+    def _ci_run_packages(self, path: str) -> list[str]:
+        """The package list .ci/run builds, by running its own lines with this PATH."""
+        script = (ROOT / ".ci" / "run").read_text()
+        start = script.index('node_elsewhere=""')
+        end = script.index("done < tools/debian-packages.txt")
+        block = script[start:end] + "done < tools/debian-packages.txt\n"
+        r = subprocess.run(["/bin/bash", "-c", f'set -euo pipefail\n{block}echo "$PACKAGES"'],
+                           cwd=ROOT, env={"PATH": path}, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r.stdout.split()
+
+    def test_ci_run_reads_the_list_and_asks_for_node_only_when_it_is_missing(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            self.assertEqual(self._ci_run_packages(tmp), listed())
+            for tool in ("node", "npm"):
+                fake = Path(tmp) / tool
+                fake.write_text("#!/bin/sh\n")
+                fake.chmod(0o755)
+            self.assertEqual(self._ci_run_packages(tmp),
+                             [p for p in listed() if p not in ("nodejs", "npm")])
+
+    def test_ci_run_names_no_package_itself(self):
+        script = (ROOT / ".ci" / "run").read_text()
+        for package in ("libgtest-dev", "clang-format", "chromium", "gnuplot-nox"):
+            self.assertNotIn(package, script, "packages belong in tools/debian-packages.txt")
+        self.assertTrue(script.rstrip().endswith("exec ./workshop check"))
+
+    def test_every_command_and_file_the_tool_looks_for_has_its_package(self):
+        wanted = {"cmake", "ctest", "ninja", "node", "npm", "chromium", "clang-format",
+                  "pyflakes3", "gnuplot", *environment.PRESET_COMPILER.values(),
+                  *environment.SANITIZER_RUNTIME.values()}
+        provided = {t for p in environment.debian_packages() for t in p.provides}
+        self.assertEqual(sorted(wanted - provided), [],
+                         "name them after their package in tools/debian-packages.txt")
+        self.assertIn("sudo apt-get install ninja-build", environment.missing_message("ninja"))
+        self.assertEqual(environment.install_hint("node", "npm"), "sudo apt-get install nodejs npm")
+
+    def test_a_package_line_before_any_group_is_an_error(self):
+        with self.assertRaises(ValueError):
+            environment.parse_packages("cmake cmake  # no group yet\n")
+        parsed = environment.parse_packages("# x\n[g]\nfoo bar baz  # what\n\nqux\n")
+        self.assertEqual([(p.name, p.group, p.provides, p.purpose) for p in parsed],
+                         [("foo", "g", ("bar", "baz"), "what"), ("qux", "g", (), "")])
 
 
 class TestAndWatchTest(unittest.TestCase):

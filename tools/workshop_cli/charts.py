@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 from .benchmarks import row_reference
+from .environment import install_hint
 from .lessons import UsageError
 
 PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
@@ -20,7 +21,7 @@ PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b
 def write_chart(table: dict[str, dict[str, float]], contenders: list[str], reference: str,
                 title: str, svg: Path) -> Path:
     if shutil.which("gnuplot") is None:
-        raise UsageError("gnuplot is not installed: sudo apt-get install gnuplot-nox")
+        raise UsageError(f"gnuplot is not installed: {install_hint('gnuplot')}")
     rows = [(w, row, row_reference(row, reference)) for w, row in table.items()]
     rows = [(w, row, ref) for w, row, ref in rows if ref and row[ref] > 0]
     if not rows:

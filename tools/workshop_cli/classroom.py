@@ -7,12 +7,20 @@ tests also pass under ThreadSanitizer. The steps run only in a student edition (
 made by `./workshop export-student`), never in the instructors' repository."""
 from __future__ import annotations
 
+from .environment import packages_in
 from .lessons import Lesson
 
 EXERCISE_POINTS = 10
 TSAN_POINTS = 5
-APT = ("ca-certificates g++ clang libclang-rt-14-dev cmake ninja-build libgtest-dev "
-       "libbenchmark-dev libtbb-dev libomp-dev python3")
+# What a bare debian:12 container needs before actions/checkout (git, and the certificates to
+# fetch over HTTPS), then the workshop's own packages (tools/debian-packages.txt) that building
+# and testing the lessons needs.
+CHECKOUT_PACKAGES = ["git", "ca-certificates"]
+PACKAGE_GROUPS = ("required", "optional peers")
+
+
+def apt_packages() -> list[str]:
+    return CHECKOUT_PACKAGES + packages_in(*PACKAGE_GROUPS)
 
 
 def _step(step_id: str, name: str, command: str, points: int, timeout: int) -> list[str]:
@@ -48,7 +56,8 @@ def workflow(lessons: list[Lesson]) -> str:
         "    if: github.actor != 'github-classroom[bot]'",
         "    steps:",
         "      - name: Install the tools",
-        f"        run: apt-get update && apt-get install -y --no-install-recommends git {APT}",
+        "        run: apt-get update && apt-get install -y --no-install-recommends "
+        + " ".join(apt_packages()),
         "      - uses: actions/checkout@v4",
         "      - name: Build",
         "        if: ${{ hashFiles('.student-edition') != '' }}",
