@@ -1,6 +1,7 @@
 """Build and tool hygiene: one list of Debian packages (tools/debian-packages.txt) that README,
-.ci/run, the classroom workflow and the tool's messages follow; `watch` and `test` calling one
-function."""
+.ci/run, the classroom workflow and the tool's messages follow; one npm bootstrap; `watch` and
+`test` calling one function."""
+import os
 import re
 import subprocess
 import sys
@@ -12,8 +13,8 @@ from unittest import mock
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 
-from workshop_cli import environment, main, testing  # noqa: E402
-from workshop_cli.lessons import find_lesson  # noqa: E402
+from workshop_cli import environment, main, node, testing  # noqa: E402
+from workshop_cli.lessons import UsageError, find_lesson  # noqa: E402
 
 
 def listed() -> list[str]:
@@ -86,6 +87,47 @@ class PackageListTest(unittest.TestCase):
         parsed = environment.parse_packages("# x\n[g]\nfoo bar baz  # what\n\nqux\n")
         self.assertEqual([(p.name, p.group, p.provides, p.purpose) for p in parsed],
                          [("foo", "g", ("bar", "baz"), "what"), ("qux", "g", (), "")])
+
+
+class NodeTest(unittest.TestCase):
+    def test_npm_ci_is_run_in_one_place(self):
+        places = [str(f.relative_to(ROOT)) for f in sorted((ROOT / "tools").rglob("*.py"))
+                  if '"npm", "ci"' in f.read_text() and f.name != "test_tool_hygiene.py"]
+        self.assertEqual(places, ["tools/workshop_cli/node.py"])
+        commands = [l for l in (ROOT / ".ci" / "run").read_text().splitlines()
+                    if "npm ci" in l and not l.lstrip().startswith("#")]
+        self.assertEqual(commands, [], ".ci/run: ./workshop check installs book/node_modules")
+
+    def test_missing_node_names_the_debian_packages(self):
+        with mock.patch.object(node.shutil, "which", return_value=None):
+            with self.assertRaises(UsageError) as ctx:
+                node.ensure_book_dependencies()
+        self.assertIn("sudo apt-get install nodejs npm", str(ctx.exception))
+
+    def test_npm_ci_runs_when_node_modules_is_missing_or_older_than_the_lock(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            book = Path(tmp)
+            (book / "package.json").write_text("{}")
+            lock = book / "package-lock.json"
+            lock.write_text("{}")
+            calls = []
+
+            def fake_npm(cmd, **kwargs):
+                calls.append(cmd)
+                (book / "node_modules").mkdir(exist_ok=True)
+                return subprocess.CompletedProcess(cmd, 0, "", "")
+
+            with mock.patch.object(node, "BOOK", book), \
+                    mock.patch.object(node.shutil, "which", return_value="/usr/bin/x"), \
+                    mock.patch.object(node.subprocess, "run", side_effect=fake_npm):
+                self.assertTrue(node.ensure_book_dependencies(quiet=True))   # missing
+                self.assertFalse(node.ensure_book_dependencies(quiet=True))  # up to date
+                then = lock.stat().st_mtime - 10  # the lock changed since the install
+                os.utime(book / "node_modules", (then, then))
+                self.assertTrue(node.ensure_book_dependencies(quiet=True))   # older than lock
+                self.assertFalse(node.ensure_book_dependencies(quiet=True))
+            self.assertEqual(len(calls), 2)
+            self.assertEqual(calls[0][:2], ["npm", "ci"])
 
 
 class TestAndWatchTest(unittest.TestCase):

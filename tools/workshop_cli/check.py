@@ -11,7 +11,9 @@ from typing import Callable
 
 from . import build as b, carry
 from .ctest import run_ctest
+from .environment import install_hint
 from .lessons import ROOT, Lesson, UsageError, all_lessons
+from .node import BOOK, ensure_book_dependencies
 from .testing import summarise
 
 
@@ -63,7 +65,7 @@ def _starters_fail_each_exercise(lessons: list[Lesson]) -> Callable[[], str]:
 
 def _format() -> str:
     if shutil.which("clang-format") is None:
-        raise StepFailed("clang-format is missing: sudo apt-get install clang-format")
+        raise StepFailed(f"clang-format is missing: {install_hint('clang-format')}")
     files = [str(p) for d in ("common", "lessons", "solutions", "tests", "bench")
              for p in sorted((ROOT / d).rglob("*")) if p.suffix in (".cpp", ".hpp")]
     result = subprocess.run(["clang-format", "--dry-run", "--Werror", *files], cwd=ROOT,
@@ -93,21 +95,11 @@ def _benchmarks_build_and_run() -> str:
 
 
 def _book() -> str:
-    book = ROOT / "book"
-    if not (book / "package.json").exists():
-        raise StepFailed("book/package.json is missing")
-    for cmd in ("node", "npm"):
-        if shutil.which(cmd) is None:
-            raise StepFailed(f"{cmd} is missing: sudo apt-get install nodejs npm")
+    ensure_book_dependencies(quiet=True)
     if not Path("/usr/bin/chromium").exists():
-        raise StepFailed("chromium is missing: sudo apt-get install chromium")
-    if not (book / "node_modules").exists():
-        ci = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=book,
-                            capture_output=True, text=True)
-        if ci.returncode != 0:
-            raise StepFailed(f"npm ci failed:\n{ci.stderr[-3000:]}")
+        raise StepFailed(f"chromium is missing: {install_hint('chromium')}")
     for script in ("test", "build", "check"):  # the preprocessor's unit tests first
-        r = subprocess.run(["npm", "run", "--silent", script], cwd=book, capture_output=True,
+        r = subprocess.run(["npm", "run", "--silent", script], cwd=BOOK, capture_output=True,
                            text=True)
         if r.returncode != 0:
             raise StepFailed(f"npm run {script} failed:\n{(r.stdout + r.stderr)[-4000:]}")

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from . import (benchmarks, build as b, carry, charts, check, classroom, export, grading, hints,
-               testing, watch)
+               node, testing, watch)
 from .lessons import ROOT, UsageError, all_lessons, find_lesson, lesson_list_text
 
 EPILOG = """\
@@ -175,13 +175,8 @@ def cmd_status(_args) -> int:
 
 
 def cmd_book(args) -> int:
-    for tool in ("node", "npm"):
-        if shutil.which(tool) is None:
-            raise UsageError(f"'{tool}' is not installed: sudo apt-get install nodejs npm")
-    book = ROOT / "book"
-    if not (book / "node_modules").exists():
-        if subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=book).returncode:
-            raise UsageError("npm ci failed in book/ (see above)")
+    node.ensure_book_dependencies()
+    book = node.BOOK
     if subprocess.run(["npm", "run", "--silent", "build"], cwd=book).returncode:
         print("workshop: the book did not build (see above)", file=sys.stderr)
         return 1
