@@ -1,6 +1,6 @@
 """Build and tool hygiene: one list of Debian packages (tools/debian-packages.txt) that README,
-.ci/run, the classroom workflow and the tool's messages follow; one npm bootstrap; `watch` and
-`test` calling one function."""
+.ci/run, the classroom workflow and the tool's messages follow; one npm bootstrap; the Python
+lint step; `watch` and `test` calling one function."""
 import os
 import re
 import subprocess
@@ -13,7 +13,7 @@ from unittest import mock
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 
-from workshop_cli import environment, main, node, testing  # noqa: E402
+from workshop_cli import check, environment, main, node, testing  # noqa: E402
 from workshop_cli.lessons import UsageError, find_lesson  # noqa: E402
 
 
@@ -128,6 +128,19 @@ class NodeTest(unittest.TestCase):
                 self.assertFalse(node.ensure_book_dependencies(quiet=True))
             self.assertEqual(len(calls), 2)
             self.assertEqual(calls[0][:2], ["npm", "ci"])
+
+
+class LintStepTest(unittest.TestCase):
+    def test_check_has_the_lint_step(self):
+        names = [name for name, _ in check.steps(quick=True)]
+        self.assertIn("python lint (pyflakes)", names)
+
+    def test_without_pyflakes_the_step_says_what_to_install(self):
+        with mock.patch.object(check.shutil, "which", return_value=None), \
+                mock.patch.object(check.importlib.util, "find_spec", return_value=None):
+            with self.assertRaises(check.StepFailed) as ctx:
+                check._python_lint()
+        self.assertIn("sudo apt-get install pyflakes3", str(ctx.exception))
 
 
 class TestAndWatchTest(unittest.TestCase):

@@ -1,6 +1,7 @@
 """`./workshop check`: everything CI checks, as named steps, ending with "N passed, N failed"."""
 from __future__ import annotations
 
+import importlib.util
 import re
 import shutil
 import subprocess
@@ -77,6 +78,24 @@ def _format() -> str:
     return f"{len(files)} files formatted"
 
 
+def _python_lint() -> str:
+    """pyflakes over the tool (tools/ and the workshop script): unused imports, undefined
+    names, redefinitions. Debian's pyflakes3 command, or the pyflakes module where that is
+    all there is."""
+    if shutil.which("pyflakes3"):
+        cmd = ["pyflakes3"]
+    elif importlib.util.find_spec("pyflakes") is not None:
+        cmd = [sys.executable, "-m", "pyflakes"]
+    else:
+        raise StepFailed(f"pyflakes is missing: {install_hint('pyflakes3')}")
+    files = ["workshop",
+             *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tools").rglob("*.py"))]
+    r = subprocess.run([*cmd, *files], cwd=ROOT, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise StepFailed((r.stdout + r.stderr).strip()[-4000:] or f"{cmd[0]} failed")
+    return f"{len(files)} Python files, no warnings"
+
+
 def _carried_copies() -> str:
     problems = carry.drift()
     if problems:
@@ -134,6 +153,7 @@ def steps(quick: bool) -> list[tuple[str, Callable[[], str]]]:
     lessons = all_lessons()
     out = [
         ("format (clang-format)", _format),
+        ("python lint (pyflakes)", _python_lint),
         ("carried code matches its one source (./workshop sync)", _carried_copies),
         ("solutions pass (g++)", _tests_must_pass("default")),
         ("starters compile and fail each exercise", _starters_fail_each_exercise(lessons)),

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from . import (benchmarks, build as b, carry, charts, check, classroom, export, grading, hints,
                node, testing, watch)
-from .lessons import ROOT, UsageError, all_lessons, find_lesson, lesson_list_text
+from .lessons import ROOT, UsageError, all_lessons, find_lesson
 
 EPILOG = """\
 examples:
