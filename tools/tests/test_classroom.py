@@ -90,6 +90,16 @@ class ClassroomWorkflowTest(unittest.TestCase):
                 self.assertIn(f"./workshop test {lesson.number} --exercise {ex.number}", text)
             self.assertIn(f"./workshop test {lesson.number} --tsan", text)
 
+    def test_titles_are_quoted_yaml_strings(self):
+        """A title such as 'the ring buffer: push, pop, steal' is a double-quoted string: an
+        unquoted ': ' would start a mapping and break the whole file."""
+        text = classroom.workflow(all_lessons())
+        for lesson in all_lessons():
+            for ex in lesson.exercises:
+                name = f"Lesson {lesson.nn} exercise {ex.number} ({ex.title})"
+                self.assertIn(f"test-name: {json.dumps(name, ensure_ascii=False)}\n", text)
+        self.assertEqual(classroom.quoted('a: "b" # c'), '"a: \\"b\\" # c"')
+
     def test_it_installs_the_listed_packages(self):
         """The autograder installs tools/debian-packages.txt's required and optional peers."""
         text = classroom.workflow(all_lessons())

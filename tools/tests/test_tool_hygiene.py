@@ -1,6 +1,7 @@
 """Build and tool hygiene: one list of Debian packages (tools/debian-packages.txt) that README,
 .ci/run, the classroom workflow and the tool's messages follow; one npm bootstrap; the Python
-lint step; `watch` and `test` calling one function."""
+lint step; `watch` and `test` calling one function; the GitHub workflows valid YAML that the
+workflow schema accepts (@action-validator/cli, a devDependency of book/)."""
 import os
 import re
 import subprocess
@@ -13,8 +14,11 @@ from unittest import mock
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 
-from workshop_cli import check, environment, main, node, testing  # noqa: E402
-from workshop_cli.lessons import UsageError, find_lesson  # noqa: E402
+from workshop_cli import check, classroom, environment, main, node, testing  # noqa: E402
+from workshop_cli.lessons import UsageError, all_lessons, find_lesson  # noqa: E402
+
+WORKFLOWS = ROOT / ".github" / "workflows"
+VALIDATOR = ROOT / "book" / "node_modules" / ".bin" / "action-validator"
 
 
 def listed() -> list[str]:
@@ -155,6 +159,56 @@ class TestAndWatchTest(unittest.TestCase):
                 mock.patch.object(main.watch, "watch", side_effect=lambda lesson, f: f()):
             self.assertEqual(main.main(["watch", "2", "--exercise", "1"]), 1)
         run_test.assert_called_once_with(find_lesson("2"), exercise=1)
+
+
+class WorkflowsTest(unittest.TestCase):
+    """Both workflows parse as YAML and the GitHub workflow schema accepts them."""
+
+    def validate(self, path: Path) -> subprocess.CompletedProcess:
+        if not (ROOT / "book" / "node_modules").is_dir():
+            self.skipTest("book/node_modules is absent (./workshop book --build-only installs it)")
+        self.assertTrue(VALIDATOR.exists(), "book/node_modules lacks @action-validator/cli: "
+                        "run npm ci in book/ (./workshop check does)")
+        return subprocess.run([str(VALIDATOR), str(path)], cwd=ROOT / "book",
+                              capture_output=True, text=True, timeout=120)
+
+    def test_the_workflows_are_valid(self):
+        for name in ("ci.yml", "classroom.yml"):
+            with self.subTest(name):
+                r = self.validate(WORKFLOWS / name)
+                self.assertEqual(r.returncode, 0, f"{name}:\n{r.stdout}{r.stderr}")
+
+    def test_the_validator_rejects_an_unquoted_colon(self):
+        """The validator really parses: a step name with an unquoted ': ' (what the classroom
+        generator once wrote) fails."""
+        with tempfile.TemporaryDirectory() as tmp:
+            bad = Path(tmp) / "bad.yml"
+            bad.write_text("name: x\non: [push]\njobs:\n  a:\n    runs-on: ubuntu-latest\n"
+                           "    steps:\n      - name: Lesson 04 (the ring buffer: push)\n"
+                           "        run: true\n")
+            r = self.validate(bad)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("mapping values are not allowed", r.stdout + r.stderr)
+
+    def test_ci_runs_ci_run_in_debian_12(self):
+        text = (WORKFLOWS / "ci.yml").read_text()
+        self.assertIn("image: debian:12", text)
+        self.assertIn("run: bash .ci/run", text)
+
+    def test_the_classroom_step_names_read_back_as_written(self):
+        try:
+            import yaml
+        except ImportError:
+            self.skipTest("PyYAML is absent (Debian package python3-yaml)")
+        data = yaml.safe_load((WORKFLOWS / "classroom.yml").read_text())
+        steps = data["jobs"]["autograding"]["steps"]
+        names = {s.get("with", {}).get("test-name") for s in steps}
+        for lesson in all_lessons():
+            for ex in lesson.exercises:
+                self.assertIn(f"Lesson {lesson.nn} exercise {ex.number} ({ex.title})", names)
+        install = steps[0]["run"]
+        for package in environment.packages_in(*classroom.PACKAGE_GROUPS):
+            self.assertIn(f" {package}", install)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@ tests also pass under ThreadSanitizer. The steps run only in a student edition (
 made by `./workshop export-student`), never in the instructors' repository."""
 from __future__ import annotations
 
+import json
+
 from .environment import packages_in
 from .lessons import Lesson
 
@@ -19,19 +21,25 @@ CHECKOUT_PACKAGES = ["git", "ca-certificates"]
 PACKAGE_GROUPS = ("required", "optional peers")
 
 
+def quoted(text: str) -> str:
+    """A YAML double-quoted string: a JSON string is one, whatever colons, '#' or quotes the
+    text holds (a lesson's exercise titles do)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
 def apt_packages() -> list[str]:
     return CHECKOUT_PACKAGES + packages_in(*PACKAGE_GROUPS)
 
 
 def _step(step_id: str, name: str, command: str, points: int, timeout: int) -> list[str]:
     return [
-        f"      - name: {name}",
+        f"      - name: {quoted(name)}",
         f"        id: {step_id}",
         "        if: ${{ hashFiles('.student-edition') != '' }}",
         "        uses: classroom-resources/autograding-command-grader@v1",
         "        with:",
-        f"          test-name: {name}",
-        f"          command: {command}",
+        f"          test-name: {quoted(name)}",
+        f"          command: {quoted(command)}",
         f"          timeout: {timeout}",
         f"          max-score: {points}",
     ]
@@ -56,13 +64,13 @@ def workflow(lessons: list[Lesson]) -> str:
         "    if: github.actor != 'github-classroom[bot]'",
         "    steps:",
         "      - name: Install the tools",
-        "        run: apt-get update && apt-get install -y --no-install-recommends "
-        + " ".join(apt_packages()),
+        "        run: " + quoted("apt-get update && apt-get install -y --no-install-recommends "
+                                + " ".join(apt_packages())),
         "      - uses: actions/checkout@v4",
         "      - name: Build",
         "        if: ${{ hashFiles('.student-edition') != '' }}",
-        "        run: cmake --preset default && cmake --build --preset default && "
-        "cmake --preset tsan && cmake --build --preset tsan || true",
+        "        run: " + quoted("cmake --preset default && cmake --build --preset default && "
+                                "cmake --preset tsan && cmake --build --preset tsan || true"),
     ]
     ids = []
     for lesson in lessons:
