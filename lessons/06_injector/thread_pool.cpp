@@ -59,8 +59,9 @@ void ThreadPool::spawn(Task task) {
         // Relaxed is enough: the subtraction comes after a worker took the task out of the
         // queue, and the queue orders this increment before that.
         // TODO(exercise 4): push into injector_ instead (its seq_cst CAS on the tail publishes
-        // the task for the parking protocol), counted in pending_ before the push (and counted
-        // back out if the push throws). As given, the stand-in locked queue.
+        // the task for the parking protocol), counted in pending_ before the push. A push that
+        // throws leaves nothing counted, and no wait_idle caller asleep on the count it took
+        // back. As given, the stand-in locked queue.
         std::lock_guard lock(mutex_);
         shared_.push_back(std::move(owned));
         pending_.fetch_add(1, std::memory_order_relaxed);  // under the lock: see above

@@ -68,7 +68,13 @@ void ThreadPool::spawn(Task task) {
         try {
             injector_.push(owned.get());
         } catch (...) {
-            pending_.fetch_sub(1, std::memory_order_relaxed);  // nothing was queued
+            // Nothing was queued: take the count back. It may be the last one a wait_idle
+            // caller went to sleep on, so reaching zero here must wake it, as a finished task
+            // does (report_finished).
+            if (pending_.fetch_sub(1, std::memory_order_relaxed) == 1) {
+                std::lock_guard lock(mutex_);
+                idle_.notify_all();
+            }
             throw;
         }
         owned.release();  // the injector owns it now
