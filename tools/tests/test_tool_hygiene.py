@@ -36,17 +36,18 @@ class PackageListTest(unittest.TestCase):
         self.assertIn("pyflakes3", listed())
 
     def test_readme_apt_get_line_installs_exactly_the_list(self):
-        readme = (ROOT / "README.md").read_text()
-        lines = re.findall(r"^sudo apt-get install -y (.+)$", readme, re.M)
-        self.assertEqual(len(lines), 1, "README.md should have one 'sudo apt-get install -y' line")
-        in_readme = lines[0].split()
-        missing = [p for p in listed() if p not in in_readme]
-        extra = [p for p in in_readme if p not in listed()]
-        self.assertEqual((missing, extra), ([], []),
-                         f"README.md's apt-get line lacks {missing} and has {extra} beyond "
-                         "tools/debian-packages.txt")
-        self.assertEqual(in_readme, listed(),
-                         "README.md's apt-get line: keep tools/debian-packages.txt's order")
+        for doc in ("README.md", "book/src/how-to-use.md"):
+            text = (ROOT / doc).read_text()
+            lines = re.findall(r"^sudo apt-get install -y (.+)$", text, re.M)
+            self.assertEqual(len(lines), 1, f"{doc} should have one 'sudo apt-get install -y' line")
+            in_doc = lines[0].split()
+            missing = [p for p in listed() if p not in in_doc]
+            extra = [p for p in in_doc if p not in listed()]
+            self.assertEqual((missing, extra), ([], []),
+                             f"{doc}'s apt-get line lacks {missing} and has {extra} beyond "
+                             "tools/debian-packages.txt")
+            self.assertEqual(in_doc, listed(),
+                             f"{doc}'s apt-get line: keep tools/debian-packages.txt's order")
 
     def _ci_run_packages(self, path: str) -> list[str]:
         """The package list .ci/run builds, by running its own lines with this PATH."""
