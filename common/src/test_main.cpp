@@ -57,6 +57,9 @@ class Watchdog {
         title_ = exercise_title();
         const ExerciseInfo* ex = current_exercise();
         cause_ = ex ? ex->likely_cause : std::string();
+        const std::string suite = test_.substr(0, test_.find('.'));
+        const auto ex_at = suite.rfind("Ex");
+        later_exercise_ = ex_at != std::string::npos && suite.substr(ex_at + 2) != "1";
         budget_ = budget;
         deadline_ = Clock::now() + budget;
         cv_.notify_one();
@@ -84,6 +87,14 @@ class Watchdog {
                              test_.c_str(), static_cast<long long>(secs.count()), title_.c_str(),
                              cause_.empty() ? "a thread waits for something that never happens"
                                             : cause_.c_str());
+                // A test of exercise K runs the code of exercises 1..K-1 too, and a hang there
+                // (a missing notify, say) shows up here: the cause above may not be the one.
+                if (later_exercise_) {
+                    std::fprintf(stderr,
+                                 "[watchdog] this test also runs the code of the lesson's "
+                                 "earlier exercises: if one of them fails too, fix it "
+                                 "first\n");
+                }
                 std::fflush(stderr);
                 std::_Exit(3);
             }
@@ -95,6 +106,7 @@ class Watchdog {
     std::optional<Clock::time_point> deadline_;
     Clock::duration budget_{};
     std::string test_, title_, cause_;
+    bool later_exercise_ = false;  // the running test belongs to exercise 2 or later
     std::thread thread_;
 };
 

@@ -100,6 +100,66 @@ Expected equality of these values:
                "[watchdog] likely cause: no notify\n")
         self.assertIn("likely cause: no notify", ctest.failure_reason(out))
 
+    TSAN = """[ RUN      ] Lesson01Ex2.WaitIdleWaitsForEveryTask
+==================
+WARNING: ThreadSanitizer: data race (pid=4242)
+  Write of size 8 at 0x7b0c00000010 by thread T1:
+    #0 ws::lesson01::ThreadPool::worker_loop() /work/x/lessons/01_shared_queue/thread_pool.cpp:41:18 (t+0x1)
+    #1 std::thread::_State_impl<...>::_M_run() /usr/include/c++/12/bits/std_thread.h:211 (t+0x2)
+
+  Previous read of size 8 at 0x7b0c00000010 by main thread:
+    #0 ws::lesson01::ThreadPool::wait_idle() /work/x/lessons/01_shared_queue/thread_pool.cpp:60:12 (t+0x3)
+    #1 Lesson01Ex2_WaitIdleWaitsForEveryTask_Test::TestBody() /work/x/tests/01_shared_queue/test_ex2_wait_idle.cpp:20 (t+0x4)
+
+SUMMARY: ThreadSanitizer: data race /work/x/lessons/01_shared_queue/thread_pool.cpp:41:18 in worker_loop
+==================
+==================
+WARNING: ThreadSanitizer: data race (pid=4242)
+  Write of size 8 at 0x7b0c00000020 by thread T2:
+    #0 other /work/x/lessons/01_shared_queue/thread_pool.cpp:44:18 (t+0x1)
+SUMMARY: ThreadSanitizer: data race /work/x/lessons/01_shared_queue/thread_pool.cpp:44:18 in other
+==================
+"""
+
+    def test_the_first_thread_sanitizer_report_is_shown_whole_with_the_lessons_frames_marked(self):
+        reason = ctest.failure_reason(self.TSAN)
+        self.assertIn("WARNING: ThreadSanitizer: data race", reason)
+        self.assertIn("Previous read of size 8", reason)  # the second stack too
+        self.assertIn(">> #0 ws::lesson01::ThreadPool::wait_idle()", reason)
+        self.assertNotIn(">> #1 std::thread", reason)  # only the lesson's own frames
+        self.assertIn("SUMMARY: ThreadSanitizer: data race", reason)
+        self.assertIn("1 more sanitizer report", reason)
+        self.assertNotIn("0x7b0c00000020", reason)  # the second report is only counted
+
+    def test_a_crash_says_which_signal(self):
+        out = "[ RUN      ] Lesson04Ex1.PushThenPop\n"
+        self.assertIn("crashed: SIGSEGV", ctest.failure_reason(out, "SegFault"))
+        self.assertIn("aborted: SIGABRT", ctest.failure_reason(out, "Subprocess aborted"))
+
+    def test_no_failure_block_or_tag_line_is_printed_twice(self):
+        out = ("[ RUN      ] X.Y\n"
+               "t.cpp:10: Failure\nExpected equality of these values:\n  a\n    Which is: 1\n"
+               "t.cpp:10: Failure\nExpected equality of these values:\n  a\n    Which is: 1\n"
+               "t.cpp:12: Failure\nValue of: ok\n"
+               "[seed] this run used seed 7; rerun it with WS_SEED=7\n"
+               "[seed] this run used seed 7; rerun it with WS_SEED=7\n"
+               "[  FAILED  ] X.Y (1 ms)\n")
+        reason = ctest.failure_reason(out)
+        self.assertEqual(reason.count("t.cpp:10: Failure"), 1, reason)
+        self.assertEqual(reason.count("t.cpp:12: Failure"), 1, reason)
+        self.assertEqual(reason.count("[seed]"), 1, reason)
+        # the first block stops at the next failure: it does not swallow t.cpp:12's lines
+        first = reason.split("t.cpp:12: Failure")[0]
+        self.assertNotIn("Value of: ok", first)
+
+    def test_progress_lines_of_ctest_are_recognised(self):
+        line = (" 16/195 Test  #35: lesson01.starter.Lesson01Ex4.OnlyTheFirst ......"
+                "***Exception: SegFault  0.01 sec")
+        m = ctest.PROGRESS.match(line)
+        self.assertIsNotNone(m)
+        self.assertEqual(m.group(3), "lesson01.starter.Lesson01Ex4.OnlyTheFirst")
+        self.assertEqual(m.group(5), "Exception: SegFault")
+
 
 if __name__ == "__main__":
     unittest.main()

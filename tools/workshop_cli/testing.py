@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass
 
@@ -51,21 +52,47 @@ def summarise(lesson: Lesson, results: list[TestResult]) -> list[ExerciseSummary
     return out
 
 
+NOT_IMPLEMENTED = re.compile(r"not implemented yet: lesson (\d+), exercise (\d+): ([^\"\n]+)")
+
+
+def explain(result: TestResult, exercise: int) -> str:
+    """Why a test failed, in the learner's terms: a test of exercise K that stopped at the
+    unfinished code of exercise J < K says so in one line, not as a C++ exception dump."""
+    reason = result.reason()
+    m = NOT_IMPLEMENTED.search(reason)
+    if m and int(m.group(2)) != exercise and "[watchdog]" not in reason:
+        return f"needs exercise {int(m.group(2))} first (not implemented yet: {m.group(3)})"
+    return reason
+
+
 def print_report(lesson: Lesson, summaries: list[ExerciseSummary], *, what: str,
                  verbose: bool, other: list[TestResult]) -> None:
     print(f"\nlesson {lesson.nn}: {lesson.title} ({what})")
     width = max((len(s.title) for s in summaries), default=10) + 4
+    failing_before: list[int] = []
     for s in summaries:
         mark = "ok  " if s.passed == s.total else "FAIL"
         print(f"  {mark} exercise {s.number}: {s.title:<{width}} {s.passed}/{s.total} tests pass")
         shown = s.failures if verbose else s.failures[:2]
         for r in shown:
             print(f"         x {r.suite}.{r.test}")
-            for line in r.reason().splitlines():
+            for line in explain(r, s.number).splitlines():
                 print(f"             {line}")
+        hung = any("[watchdog]" in r.output for r in s.failures)
+        if hung and failing_before:
+            earlier = ", ".join(str(n) for n in failing_before)
+            print(f"         note: these tests also run the code of exercise {earlier}, which "
+                  "fails too: a hang here often comes from there, so start with it")
+        if s.passed < s.total:
+            failing_before.append(s.number)
         if len(shown) < len(s.failures):
             print(f"         ... and {len(s.failures) - len(shown)} more failing "
                   f"(--verbose shows them all)")
+    logs = {r.log.parent for r in [*other, *(f for s in summaries for f in s.failures)]
+            if r.log is not None}
+    for folder in sorted(logs):
+        shown = folder.relative_to(ROOT) if folder.is_relative_to(ROOT) else folder
+        print(f"  the whole output of each failed test: {shown}/<test name>.log")
     broken = [r for r in other if not r.passed]
     if broken:
         print("  tests outside the exercises failed:")
@@ -101,7 +128,10 @@ def run_test(lesson: Lesson, exercise: int | None = None, solution: bool = False
     passed = sum(r.passed for r in results)
     if not ok and not solution:
         first = next(s for s in summaries if s.passed < s.total)
-        print(f"\nstuck? ./workshop hint {lesson.number} {first.number}")
+        needed = [int(m.group(2)) for r in first.failures
+                  if (m := NOT_IMPLEMENTED.search(r.reason()))]
+        start = min([first.number, *needed])
+        print(f"\nstuck? ./workshop hint {lesson.number} {start}")
     print(f"\ntests: {passed} passed, {len(results) - passed} failed")
     return 0 if ok else 1
 
