@@ -155,7 +155,28 @@ class Sandbox:
         return r.returncode != 0, "\n".join((interesting or out)[-6:])
 
 
-def gate(patches: list[Patch], keep: bool) -> int:
+class BusyLoad:
+    """As many busy-looping processes as cores while a test runs: a patch counts as caught only
+    if its test catches it on a loaded machine too (CI machines are shared)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.procs: list[subprocess.Popen] = []
+
+    def __enter__(self) -> "BusyLoad":
+        if self.enabled:
+            for _ in range(os.cpu_count() or 2):
+                self.procs.append(subprocess.Popen([sys.executable, "-c", "while True: pass"]))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for proc in self.procs:
+            proc.kill()
+            proc.wait()
+        self.procs.clear()
+
+
+def gate(patches: list[Patch], keep: bool, load: bool = True) -> int:
     reliable = [p for p in patches if p.reliable]
     skipped = [p for p in patches if not p.reliable]
     problems = []
@@ -168,7 +189,8 @@ def gate(patches: list[Patch], keep: bool) -> int:
                 box.apply(patch)
                 try:
                     exe = box.build(patch)
-                    failed, detail = box.run_test(patch, exe, patch.repeat)
+                    with BusyLoad(load):
+                        failed, detail = box.run_test(patch, exe, patch.repeat)
                 finally:
                     box.apply(patch, reverse=True)
             except Failure as e:
@@ -187,15 +209,17 @@ def gate(patches: list[Patch], keep: bool) -> int:
         box.close()
     for p in skipped:
         say(f"skip  {p.name}: not reliable on this hardware (see manifest.toml), not gated")
+    loaded = f", each test run beside {os.cpu_count() or 2} busy processes" if load else ""
     say(f"break-it: {len(reliable) - len(problems)} of {len(reliable)} reliable patches make "
-        f"their test fail ({time.monotonic() - started:.0f} s)")
+        f"their test fail{loaded} ({time.monotonic() - started:.0f} s)")
     if problems:
         say("\n".join(problems))
         return 1
     return 0
 
 
-def measure(patches: list[Patch], runs: int, preset: str | None, keep: bool) -> int:
+def measure(patches: list[Patch], runs: int, preset: str | None, keep: bool,
+            load: bool = False) -> int:
     box = Sandbox(keep)
     try:
         for patch in patches:
@@ -205,13 +229,15 @@ def measure(patches: list[Patch], runs: int, preset: str | None, keep: bool) -> 
             try:
                 exe = box.build(patch)
                 caught, t0 = 0, time.monotonic()
-                for _ in range(runs):
-                    failed, _detail = box.run_test(patch, exe, 1)
-                    caught += failed
+                with BusyLoad(load):
+                    for _ in range(runs):
+                        failed, _detail = box.run_test(patch, exe, 1)
+                        caught += failed
             finally:
                 box.apply(patch, reverse=True)
-            say(f"{patch.name}: {patch.test} ({patch.preset}) caught it in {caught} of {runs} "
-                f"runs ({(time.monotonic() - t0) / runs:.1f} s a run)")
+            how = ", loaded" if load else ", quiet"
+            say(f"{patch.name}: {patch.test} ({patch.preset}{how}) caught it in {caught} of "
+                f"{runs} runs ({(time.monotonic() - t0) / runs:.1f} s a run)")
     except Failure as e:
         say(f"ERROR {e}")
         return 1
@@ -230,6 +256,11 @@ def main(argv: list[str]) -> int:
                     help="with --measure: use this preset instead of the manifest's")
     ap.add_argument("--test", help="with --measure: run this test (Suite.Test) instead")
     ap.add_argument("--keep", action="store_true", help="keep the temporary copy")
+    ap.add_argument("--loaded", action="store_true",
+                    help="with --measure: run beside one busy process per core (the gate "
+                         "always does)")
+    ap.add_argument("--quiet-machine", action="store_true",
+                    help="gate without the busy processes (not what CI does)")
     args = ap.parse_args(argv)
     patches = load_patches()
     if args.lesson:
@@ -245,8 +276,8 @@ def main(argv: list[str]) -> int:
         for p in patches:
             p.test = args.test
     if args.measure:
-        return measure(patches, args.measure, args.preset, args.keep)
-    return gate(patches, args.keep)
+        return measure(patches, args.measure, args.preset, args.keep, args.loaded)
+    return gate(patches, args.keep, load=not args.quiet_machine)
 
 
 if __name__ == "__main__":

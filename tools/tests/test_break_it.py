@@ -47,5 +47,29 @@ class BreakItManifestTest(unittest.TestCase):
                 self.assertLessEqual(entry["caught"], entry["runs"], entry["file"])
 
 
+class BreakItCommandTest(unittest.TestCase):
+    def workshop(self, *args):
+        return subprocess.run([sys.executable, str(ROOT / "workshop"), *args], cwd=ROOT,
+                              capture_output=True, text=True, timeout=60)
+
+    def test_the_command_lists_a_lessons_patches_with_their_bug_and_test(self):
+        r = self.workshop("break-it", "4")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("01-take-before-cas", r.stdout)
+        self.assertIn("caught by: Lesson04Ex2.", r.stdout)
+
+    def test_an_unknown_patch_is_a_one_line_error_naming_the_known_ones(self):
+        r = self.workshop("break-it", "4", "99")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("01-take-before-cas", r.stderr)
+        self.assertNotIn("Traceback", r.stderr)
+
+    def test_the_gate_loads_the_machine_while_a_test_runs(self):
+        with break_it.BusyLoad(True) as load:
+            self.assertEqual(len(load.procs), __import__("os").cpu_count() or 2)
+            self.assertTrue(all(p.poll() is None for p in load.procs))
+        self.assertEqual(load.procs, [])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import (benchmarks, build as b, carry, charts, check, classroom, export, grading, hints,
+from . import (benchmarks, breakit, build as b, carry, charts, check, classroom, export, grading, hints,
                node, testing, watch)
 from .lessons import ROOT, UsageError, all_lessons, find_lesson
 
@@ -125,6 +125,13 @@ def cmd_watch(args) -> int:
             return 1
 
     return watch.watch(lesson, run_once)
+
+
+def cmd_break_it(args) -> int:
+    lesson = find_lesson(args.lesson)
+    if args.patch is None:
+        return breakit.list_patches(lesson)
+    return breakit.run_patch(lesson, args.patch)
 
 
 def cmd_sync(args) -> int:
@@ -246,6 +253,13 @@ def parser() -> argparse.ArgumentParser:
     w.add_argument("lesson")
     w.add_argument("--exercise", "-e", type=int)
     w.set_defaults(func=cmd_watch)
+
+    bi = sub.add_parser("break-it", help="see a classic bug caught: a patch applied to a "
+                        "scratch copy of the reference solution, and the test that catches it")
+    bi.add_argument("lesson")
+    bi.add_argument("patch", nargs="?", help="the patch's name (or its number, e.g. 01); "
+                    "without it, the lesson's patches are listed")
+    bi.set_defaults(func=cmd_break_it)
 
     sy = sub.add_parser("sync", help="regenerate the files lessons carry from earlier lessons "
                         "(lesson.toml's [[carried]])")
