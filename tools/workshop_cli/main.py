@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import (benchmarks, breakit, build as b, carry, charts, check, classroom, export, grading, hints,
-               node, testing, watch)
+from . import (benchmarks, breakit, build as b, carry, charts, check, classroom, export, grading,
+               hints, node, testing, watch)
 from .lessons import ROOT, UsageError, all_lessons, find_lesson
 
 EPILOG = """\
