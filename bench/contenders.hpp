@@ -8,7 +8,6 @@
 #include <benchmark/benchmark.h>
 
 #include <chrono>
-#include <concepts>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -16,6 +15,7 @@
 
 #include <ws/bench/kernel.hpp>
 #include <ws/bench/workloads.hpp>
+#include <ws/pool.hpp>
 #include <ws/stats.hpp>
 
 namespace ws::bench {
@@ -41,6 +41,12 @@ inline std::size_t bench_workers() {
 // The steal counters of a pool that reports ws::PoolStats, per timed run: built before the timed
 // loop, report() after it adds them to the benchmark's counters ("steals", "steal_attempts",
 // "stolen_tasks" per run, and "tasks_per_steal"). Contenders without stats() report nothing.
+//
+// A contender with stats() is one of the lessons' pools, and it must keep the whole pool
+// contract: read() checks ws::Pool<E> at compile time. Every contender of the standard workloads
+// comes through here (register_pool_workloads), so each benchmark binary checks the pools it
+// measures: bench_lessonNN its lessons', ws_tour those of lessons 01 to 07. The peers
+// (sequential code, oneTBB) and lesson 00's SerialExecutor have no stats(): executors, not pools.
 template <typename E>
 class StealCounters {
   public:
@@ -69,11 +75,12 @@ class StealCounters {
     }
 
   private:
-    static constexpr bool kHasStats = requires(const E& e) {
-        { e.stats() } -> std::convertible_to<PoolStats>;
-    };
+    static constexpr bool kHasStats = requires(const E& e) { e.stats(); };
     static PoolStats read(const E& exec) {
         if constexpr (kHasStats) {
+            static_assert(ws::Pool<E>,
+                          "a contender with stats() is a lesson's pool: it must model ws::Pool "
+                          "(<ws/pool.hpp>)");
             return exec.stats();
         } else {
             (void)exec;

@@ -1,6 +1,11 @@
-// Checks of the ThreadPool contract (DESIGN.md) that every lesson's tests repeat, written once
-// for any pool with spawn, wait_idle and a (std::size_t) constructor. Each returns what it saw;
-// the test decides what to expect, so a failure message can name the lesson's exercise.
+// Checks of the pool contract that every lesson's tests repeat, written once for any ws::Pool
+// (<ws/pool.hpp>; ARCHITECTURE.md describes the contract). Each returns what it saw; the test
+// decides what to expect, so a failure message can name the lesson's exercise.
+//
+// Every template here takes a ws::Pool, so a lesson's tests that use one of them also check,
+// at compile time, that the lesson's pool keeps the contract's shape: the tests of lessons 02 to
+// 07, against the starter and the solution alike. (Lesson 01's tests use none of them; the
+// benchmarks check its pool: see bench/contenders.hpp.)
 #pragma once
 
 #include <atomic>
@@ -12,6 +17,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "ws/pool.hpp"
 #include "ws/testing/harness.hpp"
 #include "ws/testing/wait.hpp"
 
@@ -20,8 +26,8 @@ namespace ws::testing {
 // What a task saw when it called wait_idle on its own pool.
 enum class WaitIdleFromTask { kLogicError, kReturned, kOtherException, kNeverRan };
 
-template <typename Pool>
-WaitIdleFromTask call_wait_idle_from_a_task(Pool& pool) {
+template <ws::Pool P>
+WaitIdleFromTask call_wait_idle_from_a_task(P& pool) {
     std::atomic<WaitIdleFromTask> outcome{WaitIdleFromTask::kNeverRan};
     pool.spawn([&] {
         try {
@@ -45,8 +51,8 @@ struct CrossPoolSpawns {
     std::size_t b_threads = 0;
 };
 
-template <typename Pool>
-CrossPoolSpawns spawn_from_one_pool_into_another(Pool& a, Pool& b, int n) {
+template <ws::Pool P>
+CrossPoolSpawns spawn_from_one_pool_into_another(P& a, P& b, int n) {
     std::mutex m;
     std::set<std::thread::id> threads;
     std::atomic<int> ran{0};
@@ -71,9 +77,8 @@ CrossPoolSpawns spawn_from_one_pool_into_another(Pool& a, Pool& b, int n) {
 // `linger`. A pool that stopped counting the parent once the child was counted returns early.
 // With `finished_task_first`, a trivial task is spawned just before the parent, so a worker may
 // already have finished a task when the parent spawns.
-template <typename Pool>
-bool wait_idle_waits_for_a_parent_that_outlives_its_child(Pool& pool,
-                                                          std::chrono::milliseconds linger,
+template <ws::Pool P>
+bool wait_idle_waits_for_a_parent_that_outlives_its_child(P& pool, std::chrono::milliseconds linger,
                                                           bool finished_task_first) {
     std::atomic<bool> child_ran{false};
     std::atomic<bool> parent_done{false};
@@ -92,8 +97,8 @@ bool wait_idle_waits_for_a_parent_that_outlives_its_child(Pool& pool,
 // `settle` after one task ran; nullopt if that task never ran. The least of `tries` windows in a
 // row: a busy machine (other tests, other builds) can only add to what a window measures, so
 // the least is the closest to what the pool itself costs.
-template <typename Pool>
-std::optional<double> idle_cpu_seconds(Pool& pool, std::chrono::milliseconds settle,
+template <ws::Pool P>
+std::optional<double> idle_cpu_seconds(P& pool, std::chrono::milliseconds settle,
                                        std::chrono::milliseconds window, int tries = 3) {
     std::atomic<bool> ran{false};
     pool.spawn([&] { ran = true; });
@@ -112,10 +117,10 @@ std::optional<double> idle_cpu_seconds(Pool& pool, std::chrono::milliseconds set
 }
 
 // How long destroying a pool of `workers` takes once it has been idle for `settle`.
-template <typename Pool>
+template <ws::Pool P>
 std::chrono::steady_clock::duration time_to_destroy_idle(std::size_t workers,
                                                          std::chrono::milliseconds settle) {
-    std::optional<Pool> pool(std::in_place, workers);
+    std::optional<P> pool(std::in_place, workers);
     std::this_thread::sleep_for(settle);
     const auto t0 = std::chrono::steady_clock::now();
     pool.reset();
