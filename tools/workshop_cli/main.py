@@ -51,10 +51,35 @@ def cmd_hint(args) -> int:
 
 def cmd_bench(args) -> int:
     lesson = find_lesson(args.lesson)
-    out = b.build_dir("bench") / "results" / f"bench_lesson{lesson.nn}.json"
-    report = benchmarks.run_benchmark(f"bench_lesson{lesson.nn}", out,
-                                      repetitions=args.repetitions, min_time=args.min_time,
-                                      bench_filter=args.filter)
+    student = export.is_student_edition()
+    if args.solution and student:
+        raise UsageError("this is the student edition: it has no solutions/ to measure")
+    # Your own code by default: what a learner wants to see is what *their* idea bought. The
+    # student edition's plain binary already measures lessons/ (it has nothing else).
+    # The book's figures are the reference's: --save-to-book measures it, whatever else is said.
+    mine = not args.solution and not args.save_to_book and not student
+    binary = f"bench_lesson{lesson.nn}" + ("_mine" if mine else "")
+    others = (f", against the reference solution of lesson {lesson.number - 1:02d}"
+              if lesson.number > 1 else "")
+    if mine or student:
+        b.progress(f"measuring YOUR code in lessons/{lesson.folder} (the rows named "
+                   f"lesson{lesson.nn}){others}; --solution measures the reference instead")
+    else:
+        b.progress(f"measuring the reference solution in solutions/{lesson.folder}")
+    out = b.build_dir("bench") / "results" / f"{binary}.json"
+    try:
+        report = benchmarks.run_benchmark(binary, out, repetitions=args.repetitions,
+                                          min_time=args.min_time, bench_filter=args.filter)
+    except b.BuildError as e:
+        if not mine or "failed (exit code" not in str(e):
+            raise
+        unfinished = "not implemented yet" in str(e) or "terminate called" in str(e)
+        raise UsageError(
+            f"your lesson {lesson.nn} code " + ("is not finished yet (it threw in the "
+                                                "benchmark)" if unfinished else
+                                                "crashed in the benchmark")
+            + f": ./workshop test {lesson.number} says what is left; ./workshop bench "
+            f"{lesson.number} --solution measures the reference") from None
     previous = f"lesson{lesson.number - 1:02d}" if lesson.number > 0 else "sequential"
     table = benchmarks.medians(report)
     benchmarks.print_table(table, reference=previous)
@@ -222,6 +247,9 @@ def parser() -> argparse.ArgumentParser:
         s = sub.add_parser(name, help=helptext)
         if name == "bench":
             s.add_argument("lesson")
+            s.add_argument("--solution", action="store_true",
+                           help="measure the reference solution instead of your code "
+                                "(--save-to-book always does)")
         s.add_argument("--repetitions", type=int, default=3, help="runs per benchmark (median)")
         s.add_argument("--min-time", type=float, default=0.2, help="seconds per repetition")
         s.add_argument("--filter", help="only benchmarks matching this regex")
