@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "ws/pool.hpp"
 #include "ws/testing/exactly_once.hpp"
 #include "ws/testing/harness.hpp"
 #include "ws/testing/pool_checks.hpp"
@@ -25,23 +26,23 @@ namespace ws::testing::parking {
 using namespace std::chrono_literals;
 
 // Workers asleep right now: each park ends with exactly one wake-up.
-template <typename Pool>
-std::uint64_t asleep(const Pool& pool) {
+template <ws::Pool P>
+std::uint64_t asleep(const P& pool) {
     const auto s = pool.stats();
     return s.parks - s.wakeups;
 }
 
-template <typename Pool>
-bool wait_until_all_asleep(const Pool& pool) {
+template <ws::Pool P>
+bool wait_until_all_asleep(const P& pool) {
     return wait_until([&] { return asleep(pool) == pool.num_workers(); }, 5s * slowdown());
 }
 
 // Every task from four outside threads, and every task those spawn, runs exactly once.
-template <typename Pool, typename Config>
+template <ws::Pool P, typename Config>
 void check_exactly_once(const Config& config) {
     constexpr std::size_t kThreads = 4, kPerThread = 10'000;
     ExactlyOnce seen(2 * kThreads * kPerThread);
-    Pool pool(config);
+    P pool(config);
     std::vector<std::thread> spawners;
     for (std::size_t t = 0; t < kThreads; ++t) {
         spawners.emplace_back([&, t] {
@@ -62,9 +63,9 @@ void check_exactly_once(const Config& config) {
 }
 
 // An idle 2-worker pool uses under 2 % of a core over 500 ms (the least of three windows).
-template <typename Pool, typename Config>
+template <ws::Pool P, typename Config>
 void check_idle_cpu(const Config& config) {
-    Pool pool(config);
+    P pool(config);
     const auto used = idle_cpu_seconds(pool, 50ms, 500ms);
     ASSERT_TRUE(used.has_value()) << "a task spawned on the idle pool never ran";
     EXPECT_LT(*used, 0.02 * 0.5) << "the idle pool used " << *used * 1000
@@ -74,9 +75,9 @@ void check_idle_cpu(const Config& config) {
 // `rounds` times: pool idle (or about to be: every other round does not wait for the workers
 // to sleep, so the spawn lands while they are on their way) → spawn one task from outside → it
 // must start within 1 s.
-template <typename Pool, typename Config>
+template <ws::Pool P, typename Config>
 void check_wake_rounds(const Config& config, std::uint64_t rounds) {
-    Pool pool(config);
+    P pool(config);
     std::atomic<std::uint64_t> started{0};
     std::uint64_t misses = 0, waited_for_sleep = 0;
     const auto done =
@@ -108,9 +109,9 @@ void check_wake_rounds(const Config& config, std::uint64_t rounds) {
 }
 
 // Two long tasks spawned together from outside an idle pool run at the same time.
-template <typename Pool, typename Config>
+template <ws::Pool P, typename Config>
 void check_two_long_tasks(const Config& config) {
-    Pool pool(config);
+    P pool(config);
     ASSERT_TRUE(wait_until_all_asleep(pool));
     std::atomic<int> arrived{0}, met{0};
     for (int i = 0; i < 2; ++i) {
@@ -125,9 +126,9 @@ void check_two_long_tasks(const Config& config) {
 }
 
 // How long destroying a 2-worker pool takes once its workers are parked.
-template <typename Pool, typename Config>
+template <ws::Pool P, typename Config>
 std::optional<std::chrono::steady_clock::duration> time_to_destroy_parked(const Config& config) {
-    std::optional<Pool> pool(std::in_place, config);
+    std::optional<P> pool(std::in_place, config);
     pool->spawn([] {});
     pool->wait_idle();
     if (!wait_until_all_asleep(*pool)) return std::nullopt;
