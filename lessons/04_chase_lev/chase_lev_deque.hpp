@@ -16,10 +16,10 @@
 // TODO(exercise 3): the memory orderings. Exercises 1 and 2 use memory_order_relaxed
 // everywhere, which is right for one thread and wrong for several. Give every atomic operation
 // in push, pop and steal the order it needs, with a comment saying which operation it pairs
-// with and what would break without it. Two places need store-load ordering (pop: store bottom,
-// then load top; steal: load top, then load bottom): use seq_cst operations there, not
-// std::atomic_thread_fence, which ThreadSanitizer does not understand. Check with
-// ./workshop test 4 --exercise 3 --tsan.
+// with and what would break without it. pop needs store-load ordering (store bottom, then load
+// top) and steal load-load ordering (load top, then load bottom), all four in one total order:
+// use seq_cst operations there, not std::atomic_thread_fence, which ThreadSanitizer does not
+// understand. Check with ./workshop test 4 --exercise 3 --tsan.
 #pragma once
 
 #include <atomic>

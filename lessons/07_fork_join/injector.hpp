@@ -1,35 +1,23 @@
 // Given code, carried from lesson 06's solution, unchanged.
 // (./workshop sync writes this copy; edit the source lesson's file instead.)
-// Lesson 06: the global injector — an unbounded multi-producer multi-consumer FIFO, lock-free.
+// Lesson 06: the global injector — an unbounded multi-producer multi-consumer FIFO, no locks.
 //
 // Items live in a singly linked list of blocks of kBlockSize slots. Producers claim a slot at
 // the tail with one CAS on `tail_.index`, consumers claim one at the head with one CAS on
-// `head_.index`; after that, the slot is theirs alone. A per-slot flag says when the producer
-// has finished writing the item, so a consumer that claimed a slot a little early waits for
-// those few instructions instead of reading a half-written item.
+// `head_.index`; after that, the slot is theirs alone. A consumer that claimed a slot before
+// its producer finished writing it waits for the slot's `written` flag.
 //
 //   head_ ─> [block: slot 0 .. slot 62 | next] ─> [block ...] ─> [block: ... | next = null] <─
 //   tail_
 //
-// Positions only ever grow. Position p is slot (p % kLap) of its block, where kLap = kBlockSize
-// + 1: the extra offset kBlockSize never names a slot. It marks "the block is used up and the
-// thread that took its last slot is moving this end to the next block"; others wait the few
-// instructions that takes. Because positions never repeat, a CAS on an index cannot succeed on a
-// stale view (no ABA), and a thread that read a stale block pointer always fails its CAS.
+// Progress: no locks, one CAS per claim; but a thread stalled between its claim and the end of
+// its step (writing the slot, or moving an end to the next block) makes others at that slot or
+// end wait for it, so strictly it is not lock-free.
 //
-// Reclamation (who frees a block, and why nobody can still touch it): see release_reads().
-//
-// Progress: no locks, and every claim is one CAS that fails only because another thread's
-// succeeded. Strictly it is not lock-free: a thread that stalls in one of two windows of a few
-// instructions makes others wait for it — a producer between its claim and the write of its
-// slot (the consumer of that slot waits), and the thread that took a block's last slot until it
-// has moved that end to the next block (the others at that end wait). The same trade-off as
-// crossbeam's Injector (which Rayon uses); it buys one CAS per item and no ABA problem.
-//
-// Memory orderings: no standalone fences (clang 14's ThreadSanitizer does not model them). The
-// claim of a tail position is a seq_cst CAS and every empty check loads the tail with seq_cst,
-// so a pool can use the injector in a Dekker-style "publish, then check for sleepers" /
-// "announce sleep, then recheck" protocol (lesson 05). Each operation says what it pairs with.
+// Memory orderings: no standalone fences (ThreadSanitizer does not model them). The claim of a
+// tail position is a seq_cst CAS and every emptiness check loads the tail with seq_cst, so the
+// parker's "publish, then check for sleepers" / "announce, then recheck" protocol can use it.
+// Each operation says what it pairs with.
 #pragma once
 
 #include <algorithm>
@@ -106,13 +94,13 @@ class Injector {
     // the whole batch; `dest` never grows, so nothing here allocates or throws.
     ws::Steal<T> steal_batch_and_pop(ChaseLevDeque<T>& dest);
 
-    // True if no item is inside. The tail is loaded with seq_cst (see the top of this file).
+    // True if no item is inside: the recheck of a worker about to sleep.
     bool is_empty() const noexcept {
-        // acquire: pairs with the release store of head_.index by a consumer that moved to a
-        // new block, so the seq_cst load of the tail below reads at least the tail that
-        // consumer saw (otherwise the head could look ahead of the tail).
+        // acquire: pairs with the release of every write of head_.index: the tail load below
+        // is then not behind the one its writer saw; without it, a head ahead of the tail.
         const std::uint64_t head = head_.index.load(std::memory_order_acquire);
-        // seq_cst: the recheck of a worker about to sleep; pairs with push's seq_cst CAS.
+        // seq_cst: pairs with push's seq_cst claim in S (the parker's proof); as acquire, a
+        // recheck could miss a task whose spawner missed the sleeper: a lost wake-up.
         const std::uint64_t tail = tail_.index.load(std::memory_order_seq_cst);
         // Counted in real slots: a head at a phantom offset equals slot 0 of the next block.
         return logical(head) >= logical(tail);
@@ -133,6 +121,10 @@ class Injector {
     }
 
   private:
+    // Positions only grow. Position p is slot p % kLap of its block; the extra offset
+    // kBlockSize names no slot: it marks "the block is used up, and the thread that took its
+    // last slot is moving this end to the next block" (others wait for it). As positions never
+    // repeat, a CAS on an index cannot succeed on a stale view (no ABA).
     static constexpr std::uint64_t kLap = kBlockSize + 1;
 
     struct Slot {
@@ -180,8 +172,7 @@ class Injector {
     static T take(Slot& slot) noexcept {
         detail::Backoff backoff;
         // acquire: pairs with the release store of `written` in push(): we see the constructed
-        // item (and whatever the producer wrote before pushing it). Without it we could read a
-        // half-constructed item.
+        // item and what the producer wrote before; without it, a half-constructed item.
         while (!slot.written.load(std::memory_order_acquire))
             backoff.wait();
         T* item = slot.item();
@@ -201,18 +192,19 @@ class Injector {
     HeadView view_head() const noexcept {
         detail::Backoff backoff;
         for (;;) {
-            // acquire: pairs with the release store of head_.index in advance_head(): we see
-            // head_.block pointing to the block of this position (or a later one).
+            // acquire: pairs with the release store in advance_head() (and the claims after it):
+            // head_.block is then this position's block or later; without it, the wrong block.
             const std::uint64_t head = head_.index.load(std::memory_order_acquire);
             const std::uint64_t offset = head % kLap;
             if (offset == kBlockSize) {  // a consumer is moving the head to the next block
                 backoff.wait();
                 continue;
             }
-            // acquire: pairs with the release store of head_.block in advance_head(). Not
+            // acquire: pairs with the release store in advance_head(): the block is built. Not
             // dereferenced before the caller's CAS succeeds (a stale block makes it fail).
             Block* block = head_.block.load(std::memory_order_acquire);
-            // seq_cst: see is_empty(). Loaded after the head, so it is never behind it.
+            // seq_cst, as in is_empty(): a search that begins after a spawner's check in S sees
+            // its claim (the parker's proof). After the head (acquire): never behind it.
             const std::uint64_t tail = tail_.index.load(std::memory_order_seq_cst);
             return {head, offset, block, tail};
         }
@@ -233,24 +225,21 @@ void Injector<T>::push(T item) {
     Block* spare = nullptr;  // the next block, allocated *before* we claim a block's last slot
     detail::Backoff backoff;
     for (;;) {
-        // acquire: pairs with the release store of tail_.index below by the producer that
-        // linked a new block; we then also see tail_.block pointing to it (or to a later one).
+        // acquire: pairs with the release store of tail_.index below (and the claims after it):
+        // tail_.block is then this position's block or later; without it, the wrong block.
         std::uint64_t tail = tail_.index.load(std::memory_order_acquire);
         const std::uint64_t offset = tail % kLap;
         if (offset == kBlockSize) {  // another producer is moving the tail to the next block
             backoff.wait();
             continue;
         }
-        // acquire: pairs with the release store of tail_.block below (the block is built).
-        // If it is already a later block than `tail` lies in, the CAS below fails: positions
-        // never repeat. We do not touch `block` before the CAS succeeds.
+        // acquire: pairs with the release store of tail_.block below: the block is built. A
+        // later block than `tail`'s makes the CAS fail; we touch `block` only after it succeeds.
         Block* block = tail_.block.load(std::memory_order_acquire);
         // Allocating now keeps the window in which other producers wait for us short.
         if (offset + 1 == kBlockSize && spare == nullptr) spare = new_block();
-        // seq_cst: the claim of position `tail`. Atomicity gives each position to one producer;
-        // seq_cst puts the claim in the single total order S that lesson 05's parking protocol
-        // reasons in (a worker about to sleep loads the tail with seq_cst and sees this claim,
-        // or the spawner sees that worker's announcement). Failure: relaxed, we start over.
+        // seq_cst: claims position `tail` (atomicity: one producer each); pairs in S with the
+        // recheck's load in is_empty(); as acq_rel, a lost wake-up. Failure: relaxed, retry.
         if (!tail_.index.compare_exchange_weak(tail, tail + 1, std::memory_order_seq_cst,
                                                std::memory_order_relaxed)) {
             backoff.wait();
@@ -259,14 +248,13 @@ void Injector<T>::push(T item) {
         if (offset + 1 == kBlockSize) {
             // We took the block's last slot; the tail is now at the phantom offset and every
             // other producer waits. Move the tail to slot 0 of a new block, then link it.
-            // release: pairs with the acquire load of tail_.block above (the block is built).
+            // release: pairs with the acquire load of tail_.block above: the block is built.
             tail_.block.store(spare, std::memory_order_release);
             // release: pairs with the acquire load of tail_.index above: a producer that sees
-            // the new position also sees the new block pointer stored just before.
+            // the new position sees the new block pointer; without it, the wrong block.
             tail_.index.store(tail + 2, std::memory_order_release);
-            // release: pairs with the acquire load in advance_head(). The consumer that moves
-            // the head to the new block sees the tail there too, and so does every consumer
-            // that later sees that head (acquire chains): the head is never ahead of the tail.
+            // release: pairs with the acquire load in advance_head(): the consumer that moves the
+            // head to the new block (and whoever sees that head) sees the tail there too.
             block->next.store(spare, std::memory_order_release);
             spare = nullptr;
         }
@@ -286,9 +274,8 @@ template <typename T>
 ws::Steal<T> Injector<T>::steal() {
     auto [head, offset, block, tail] = view_head();
     if (head >= tail) return ws::Steal<T>::empty();
-    // seq_cst: claims position `head` against the other consumers (one CAS wins). An acq_rel
-    // CAS would do for the queue itself; seq_cst costs the same `lock cmpxchg` on x86 and keeps
-    // every claim in S. Failure: relaxed, we report the lost race.
+    // seq_cst: claims position `head` (one CAS wins). Its release half pairs with the acquire
+    // loads of head_.index: their tail load is not behind ours. acq_rel would do. Failure: relaxed.
     if (!head_.index.compare_exchange_strong(head, head + 1, std::memory_order_seq_cst,
                                              std::memory_order_relaxed)) {
         return ws::Steal<T>::retry();
@@ -339,40 +326,24 @@ template <typename T>
 void Injector<T>::advance_head(Block* block, std::uint64_t phantom) {
     detail::Backoff backoff;
     Block* next;
-    // acquire: pairs with the release store of `next` in push(). The producer that claimed
-    // this block's last slot moves the tail and links the next block right after its claim,
-    // which came before ours; we wait out those few instructions.
+    // acquire: pairs with the release store of `next` in push(): the next block is built, and
+    // the tail is past this one. Its producer links it right after its claim; we wait for that.
     while ((next = block->next.load(std::memory_order_acquire)) == nullptr)
         backoff.wait();
-    // release: pairs with the acquire loads of head_.block in steal(): the block is built.
+    // release: pairs with the acquire load of head_.block in view_head(): the block is built.
     head_.block.store(next, std::memory_order_release);
-    // release: pairs with the acquire loads of head_.index: a consumer that sees the new
-    // position also sees the block pointer stored just before, and (through our acquire of
-    // `next`) the tail's move to the next block, so its later load of the tail is not behind.
+    // release: pairs with the acquire loads of head_.index: whoever sees the new position sees
+    // the new block pointer and the tail's move (via `next`); without it, the wrong block.
     head_.index.store(phantom + 1, std::memory_order_release);
 }
 
 // Who frees a block: the consumer whose release brings `reads_done` to kBlockSize, i.e. the
-// last of the kBlockSize consumers that each claimed and read one of its slots.
-//
-// Why nobody can still touch it then:
-//  - Every thread dereferences a block only after a successful CAS that claimed one of its
-//    positions (push, steal, steal_batch_and_pop read head_/tail_.block earlier, but do not
-//    use the pointer before the claim; a stale pointer means the CAS fails, as positions never
-//    repeat). All kBlockSize slots are claimed by now, so no new access can begin.
-//  - A producer's last access to the block is its release store of `written`; the consumer of
-//    that slot saw it (acquire) before it released its read here. The producer of the last slot
-//    also wrote `next` before that.
-//  - A consumer's accesses (the slot, `next` in advance_head()) come before its release here.
-//  - The fetch_add below is acq_rel, and all fetch_adds on reads_done form one release sequence,
-//    so the consumer that sees kBlockSize - n synchronises with every earlier release: every
-//    access by every thread to this block happens before the delete.
-//  - head_ and tail_ have moved past the block: the tail when its last slot was claimed, the
-//    head in advance_head(), which the consumer of the last slot ran before releasing its read.
+// last of the consumers that claimed and read its slots. Why nobody can still touch it then:
+// the guide's lesson 06 chapter, "Reclaiming a block".
 template <typename T>
 void Injector<T>::release_reads(Block* block, std::uint64_t n) noexcept {
     // acq_rel: release publishes our accesses to the block to whoever frees it; acquire (for
-    // the one that frees it) makes everyone else's accesses happen before the delete.
+    // the one that frees it) makes everyone else's happen before the delete: no use-after-free.
     if (block->reads_done.fetch_add(n, std::memory_order_acq_rel) + n == kBlockSize)
         delete_block(block);
 }

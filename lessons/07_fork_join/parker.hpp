@@ -37,7 +37,7 @@ namespace ws::lesson07 {
 //   tokens_: wake tokens handed out by wakers and not yet taken (a futex word).
 //
 // Every operation on state_ and every publication of a task is seq_cst, so they all lie in one
-// total order S; the proof of "no lost wake-up" (park()) reasons in S.
+// total order S; the proof that no wake-up is lost (the guide's lesson 05 chapter) reasons in S.
 class Parker {
   public:
     // Up to 65,535 workers (16-bit counts); more → std::length_error.
@@ -49,7 +49,8 @@ class Parker {
 
     // The worker ran out of its own work and starts looking elsewhere.
     void begin_search() noexcept {
-        // seq_cst: the scan that follows must come after this in S (see park()).
+        // seq_cst: pairs with notify_one()'s load: if that comes first in S, the scan after this
+        // sees its task; without it the scan could miss it (the proof's busy-workers case).
         state_.fetch_add(kSearcher, std::memory_order_seq_cst);
     }
 
@@ -60,8 +61,8 @@ class Parker {
     // a later spawn finds no searcher and wakes a sleeper itself.
     template <typename HasWork>
     void end_search(HasWork&& more_work) {
-        // seq_cst: orders this transition in S against spawners' loads (see park()), and the
-        // recheck after it sees every task published before a spawn that saw us searching.
+        // seq_cst: in S after the load of any spawner that saw us searching, so the recheck
+        // below sees its task; without it that task could wait with nobody searching.
         const std::uint64_t prev = state_.fetch_sub(kSearcher, std::memory_order_seq_cst);
         if (searching(prev) == 1 && sleepers(prev) > 0 && more_work()) wake_one();
     }
@@ -77,8 +78,8 @@ class Parker {
     // After publishing a task (with a seq_cst store or RMW): wake one sleeper, unless somebody
     // is searching already or nobody sleeps. While nobody sleeps this is one load.
     void notify_one() noexcept {
-        // seq_cst: the other half of the Dekker pattern in park(): our publication, then this
-        // load; their announcement, then their recheck. In S one of them comes first.
+        // seq_cst: pairs with park()'s announcement in S (store-load after our publication); as
+        // acquire, it could miss the sleeper while the sleeper's recheck misses our task.
         const std::uint64_t s = state_.load(std::memory_order_seq_cst);
         if (searching(s) > 0 || sleepers(s) == 0) return;
         wake_one();
@@ -88,7 +89,7 @@ class Parker {
     void notify_all() noexcept;
 
     bool stopping() const noexcept {
-        // seq_cst: like every access to state_ (and cheap: a load).
+        // seq_cst like every access to state_; its acquire half pairs with notify_all()'s CAS.
         return (state_.load(std::memory_order_seq_cst) & kStop) != 0;
     }
 
@@ -128,30 +129,13 @@ class Parker {
 // ANCHOR_END: parker_class
 
 // ANCHOR: park
-// Why no wake-up is lost. A spawner does P (publish the task, seq_cst) then L (load state_,
-// seq_cst, in notify_one). A worker going to sleep does A (announce: the RMW below) then R (the
-// recheck's seq_cst loads of every queue). All of them lie in the total order S, which respects
-// each thread's program order for seq_cst operations. Suppose the task is never taken although
-// every worker ends up asleep for good, and look at each worker's last announcement A:
-//   - if some A comes after L in S, then P < L < A < R, and that worker's recheck sees the task
-//     (or someone took it): it does not sleep — a contradiction;
-//   - so every last A comes before L, and none of those sleepers has been claimed (a claimed
-//     sleeper gets a token, wakes and announces again later). Then L reads sleepers > 0, and
-//     unless someone searches, notify_one claims a sleeper and hands it a token. A token is
-//     never lost (tokens_ counts them), so some sleeper wakes — a contradiction again.
-// Searching adds one case: L sees searching > 0 and wakes nobody. Then some worker W was
-// searching at L; W's next transition comes after L in S and is one of:
-//   - park(): its A comes after L, so as above its recheck sees the task;
-//   - end_search() as the last searcher: its RMW comes after L, so the recheck after it sees
-//     the task unless someone took it; then it wakes a sleeper if there is one (who, woken as a
-//     searcher, scans after that point), and if nobody sleeps every worker is busy and will
-//     begin_search() and scan (after L) when its task is done;
-//   - end_search() with other searchers left: the same argument applies to the last of them.
+// Announce, recheck, sleep. Why no wake-up is lost (a spawn either sees this announcement or is
+// seen by the recheck): the guide's lesson 05 chapter.
 template <typename HasWork>
 bool Parker::park(HasWork&& has_work) {
-    // Announce: one RMW moves us from searching to sleeping and tells
-    // us whether shutdown began. seq_cst: this is A above; the recheck below must come after it
-    // in S, and the spawner's L must see it or be seen by the recheck.
+    // Announce: one RMW moves us from searching to sleeping and tells us whether shutdown began.
+    // seq_cst: pairs with notify_one()'s load in S (store-load before the recheck); without it
+    // both could miss: a lost wake-up.
     const std::uint64_t prev = state_.fetch_add(kSleeper - kSearcher, std::memory_order_seq_cst);
     if ((prev & kStop) != 0 || has_work()) {
         cancel();
@@ -169,12 +153,12 @@ bool Parker::park(HasWork&& has_work) {
 // token does not matter: any announced sleeper will, and the counts stay right because every
 // announced sleeper leaves `sleepers` exactly once, by being claimed or by cancel().
 inline void Parker::wake_one() noexcept {
-    // seq_cst: a transition of state_ like the others (see park()). The loaded value only
-    // seeds the CAS.
+    // seq_cst like every access to state_ (any order would do: it reads the caller's value or
+    // a later one). The CAS decides.
     std::uint64_t s = state_.load(std::memory_order_seq_cst);
     while (sleepers(s) > 0 && searching(s) == 0) {
-        // seq_cst on success: in S with everything else. Failure: seq_cst too (the reloaded
-        // value is used to decide again, like the load above).
+        // seq_cst like every access to state_; atomicity claims the sleeper. Failure: seq_cst
+        // too, as the load above (the reloaded value decides again).
         if (state_.compare_exchange_weak(s, s - kSleeper + kSearcher, std::memory_order_seq_cst)) {
             hand_tokens(1);
             return;
@@ -184,7 +168,8 @@ inline void Parker::wake_one() noexcept {
 
 // The recheck found work (or shutdown began): undo the announcement.
 inline void Parker::cancel() noexcept {
-    // seq_cst: a transition of state_ (see park()).
+    // seq_cst like every access to state_ (any order would do: it reads our announcement or a
+    // later value).
     std::uint64_t s = state_.load(std::memory_order_seq_cst);
     for (;;) {
         if (sleepers(s) == 0) {
@@ -193,6 +178,7 @@ inline void Parker::cancel() noexcept {
             take_token();
             return;
         }
+        // seq_cst like every access to state_; its atomicity is what matters.
         if (state_.compare_exchange_weak(s, s - kSleeper + kSearcher, std::memory_order_seq_cst))
             return;
     }
@@ -204,16 +190,16 @@ inline void Parker::take_token() noexcept {
     for (;;) {
         if (t == 0) {
             // Sleeps while tokens_ is 0 (no CPU), or returns at once if a token came meanwhile.
-            // The private futex directly, not std::atomic::wait: libstdc++'s wait spins and
-            // yields first and uses the process-shared futex, which cost a wake-up about 2.5 us
-            // (lesson 05's chapter). The reload is relaxed: the CAS below is the acquire that
-            // matters; a stale value only sends us round the loop.
+            // The private futex directly, not std::atomic::wait, which in libstdc++ spins and
+            // yields first and uses the process-shared futex (lesson 05's chapter, "The wake
+            // path"). The reload is relaxed: the CAS below is the acquire that matters; a stale
+            // value only sends us round the loop.
             ws::futex_wait(tokens_, 0);
             t = tokens_.load(std::memory_order_relaxed);
             continue;
         }
-        // acquire: pairs with the release in hand_tokens(): whatever the waker did before
-        // waking us (publishing a task, setting stop) is visible to us.
+        // acquire: pairs with the release in hand_tokens(): we see what the waker did before
+        // (a task, the stop flag); without it our scan could miss them.
         if (tokens_.compare_exchange_weak(t, t - 1, std::memory_order_acquire,
                                           std::memory_order_relaxed))
             return;
@@ -221,7 +207,8 @@ inline void Parker::take_token() noexcept {
 }
 
 inline void Parker::hand_tokens(std::uint32_t n) noexcept {
-    // release: pairs with the acquire CAS in take_token().
+    // release: pairs with the acquire CAS in take_token(); without it the woken worker might
+    // not see what we published before waking it.
     tokens_.fetch_add(n, std::memory_order_release);
     // One FUTEX_WAKE for n threads: one token, one thread woken (no herd). A sleeper that has
     // not reached the kernel yet finds tokens_ changed and does not sleep.
@@ -231,10 +218,11 @@ inline void Parker::hand_tokens(std::uint32_t n) noexcept {
 
 // ANCHOR: notify_all
 inline void Parker::notify_all() noexcept {
-    // seq_cst: a transition of state_ (see park()).
+    // seq_cst like every access to state_; the CAS below decides.
     std::uint64_t s = state_.load(std::memory_order_seq_cst);
     // One CAS sets the stop bit and claims every sleeper, so no announcement can slip between
-    // the two: a worker that announces later sees kStop in its RMW and does not sleep.
+    // the two: a worker that announces later sees kStop in its RMW and does not sleep. seq_cst
+    // like every access to state_ (its atomicity is what matters).
     while (!state_.compare_exchange_weak(
         s, (s | kStop) - sleepers(s) * kSleeper + sleepers(s) * kSearcher,
         std::memory_order_seq_cst)) {
