@@ -8,20 +8,28 @@
 namespace ws::lesson00 {
 
 void SerialExecutor::spawn(Task task) {
-    // TODO(exercise 1): reject an empty task with std::invalid_argument, then queue it at the back.
+    // TODO(exercise 1): when spawn returns, the task waits for run() behind every task spawned
+    // before it; an empty task is refused here, where the mistake is made
+    // (std::invalid_argument). Rule: spawn only stores, it never runs anything.
+    // Checked by Lesson00Ex1.
     (void)task;
     throw NotImplemented("lesson 00, exercise 1: SerialExecutor::spawn");
 }
 
 void SerialExecutor::run() {
-    // TODO(exercise 2): run tasks oldest first until the queue is empty (tasks may spawn more),
-    // then rethrow the first error if run_one recorded one.
+    // TODO(exercise 2): when run returns, every task spawned so far has run exactly once, oldest
+    // first, including the tasks that running tasks spawned. Rule: running tasks change the
+    // queue under you, and a task still queued while it runs would be found again (by a nested
+    // run(), by pending()). Checked by Lesson00Ex2.
+    // TODO(exercise 3): run() is where a task's exception comes out: see run_one.
     throw NotImplemented("lesson 00, exercise 2: SerialExecutor::run");
 }
 
 void SerialExecutor::run_one(Task& task) {
-    // TODO(exercise 3): catch what the task throws and keep the first exception in first_error_,
-    // so the other tasks still run. (As given, an exception escapes and run() stops early.)
+    // TODO(exercise 3): a task that throws stops nothing: every other task still runs, then
+    // run() throws the first exception, once (the next run() starts clean). Rule: a task may
+    // throw anything, not only a std::exception. Checked by Lesson00Ex3.
+    // (As given, an exception escapes and run() stops early.)
     task();
 }
 

@@ -22,34 +22,43 @@ ThreadPool::ThreadPool(std::size_t num_workers) : executed_(num_workers, 0) {
 
 void ThreadPool::spawn(Task task) {
     if (!task) throw std::invalid_argument("ThreadPool::spawn: the task is empty");
-    // TODO(exercise 1): under the lock, push the task at the back of queue_ and count it in
-    // pending_ (exercise 2 needs the count); then wake one sleeping worker.
+    // TODO(exercise 1): when spawn returns, the task is queued for the workers, oldest first,
+    // and a worker asleep for lack of work cannot sleep through it. Rule: queue_ is shared by
+    // every thread: touch it only under mutex_. Checked by Lesson01Ex1.
+    // TODO(exercise 2): the task counts as pending before any worker can take it, so that
+    // wait_idle can never see "nothing pending" while it waits or runs. Checked by Lesson01Ex2.
     throw NotImplemented("lesson 01, exercise 1: ThreadPool::spawn");
 }
 
 void ThreadPool::worker_loop(std::size_t index) {
     tl_current_pool = this;
-    // TODO(exercise 1): loop: sleep on work_available_ until a task is queued or stopping_ is
-    // set; take the oldest task and run it with run_task(task, index) outside the lock.
-    // Leave only when stopping_ is set and the queue is empty. (As given, the worker leaves.)
+    // TODO(exercise 1): this worker runs queued tasks (through run_task), each task on exactly
+    // one worker, sleeps without using the CPU while there are none, and leaves once the pool
+    // is stopping. Rules: never hold mutex_ while a task runs (it may spawn, and the other workers
+    // must go on); a notify that comes while nobody waits is lost, so never go to sleep without
+    // looking at what you wait for. Checked by Lesson01Ex1. (As given, the worker leaves.)
     (void)index;
 }
 
 void ThreadPool::run_task(Task& task, std::size_t index) {
-    // TODO(exercise 4): catch what the task throws and keep the first exception in
-    // first_error_. (As given, an exception escapes the worker thread and ends the process.)
+    // TODO(exercise 4): a task that throws does not end its worker: the pool goes on, and the
+    // first exception since the last wait_idle is kept for wait_idle. Rules: a task may throw
+    // anything; a task that threw is finished like any other. Checked by Lesson01Ex4.
+    // (As given, an exception escapes the worker thread and ends the process.)
     task();
     task.reset();  // destroy the captures before the task counts as finished
     std::lock_guard lock(mutex_);
     ++executed_[index];
-    // TODO(exercise 2): the task is finished: decrement pending_ and, when it reaches zero,
-    // wake whoever sleeps in wait_idle.
+    // TODO(exercise 2): from here the task is finished: it no longer counts as pending, and if
+    // it was the last, every thread sleeping in wait_idle wakes. Checked by Lesson01Ex2.
 }
 
 void ThreadPool::wait_idle() {
-    // TODO(exercise 2): on a worker of this pool (on_worker_thread()) throw std::logic_error;
-    // otherwise sleep on idle_ until pending_ is zero; then rethrow first_error_ if a task
-    // threw (exercise 4), clearing it.
+    // TODO(exercise 2): returns only when every task spawned so far, and every task those
+    // spawned, has finished, sleeping meanwhile; from a task of this pool, where it would wait
+    // for itself, it throws std::logic_error. Rule: an empty queue is not an idle pool: a task
+    // taken from it may still be running, and may still spawn. Checked by Lesson01Ex2.
+    // TODO(exercise 4): wait_idle is where a task's exception comes out: see run_task.
     throw NotImplemented("lesson 01, exercise 2: ThreadPool::wait_idle");
 }
 
@@ -58,8 +67,10 @@ bool ThreadPool::on_worker_thread() const noexcept {
 }
 
 ThreadPool::~ThreadPool() {
-    // TODO(exercise 3): an orderly shutdown runs every task already queued before the workers
-    // leave. As given, the queue is thrown away: queued tasks are lost.
+    // TODO(exercise 3): every task spawned before the destructor runs, and so does every task
+    // those spawn while the pool drains, before the workers are joined; an idle pool is
+    // destroyed at once. Rule: a worker may leave only when nothing is left for it to run.
+    // Checked by Lesson01Ex3. As given, the queue is thrown away: queued tasks are lost.
     {
         std::lock_guard lock(mutex_);
         queue_.clear();

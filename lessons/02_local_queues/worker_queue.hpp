@@ -18,20 +18,25 @@ class WorkerQueue {
   public:
     // Owner: adds the newest task.
     void push(Task task) {
-        // TODO(exercise 1): under mutex_, add the task at the back of tasks_.
+        // TODO(exercise 1): afterwards the task is the newest in the queue. Rule: the owner and
+        // any number of thieves use this queue at the same moment, so tasks_ is never touched
+        // outside mutex_. Checked by Lesson02Ex1.
         (void)task;
         throw NotImplemented("lesson 02, exercise 1: WorkerQueue::push");
     }
 
     // Owner: takes the newest task.
     std::optional<Task> pop() {
-        // TODO(exercise 1): under mutex_, remove and return the task at the back (or nullopt).
+        // TODO(exercise 1): returns the newest task and it is no longer queued, or nullopt if
+        // there is none. Rule: every task is handed out exactly once, even to an owner and
+        // thieves asking at the same moment. Checked by Lesson02Ex1.
         throw NotImplemented("lesson 02, exercise 1: WorkerQueue::pop");
     }
 
     // Any other thread: takes the oldest task.
     std::optional<Task> steal() {
-        // TODO(exercise 1): under mutex_, remove and return the task at the front (or nullopt).
+        // TODO(exercise 1): returns the oldest task and it is no longer queued, or nullopt if
+        // there is none; the same rule as pop(). Checked by Lesson02Ex1.
         throw NotImplemented("lesson 02, exercise 1: WorkerQueue::steal");
     }
 

@@ -139,10 +139,11 @@ std::optional<Task> ThreadPool::steal(std::size_t thief, XorShift& rng) {
         const std::size_t victim = (thief + 1 + (first + k) % (n - 1)) % n;  // never the thief
         // Relaxed counters: only this thread writes them; stats() reads a snapshot.
         me.steal_attempts.fetch_add(1, std::memory_order_relaxed);
-        // TODO(exercise 3): steal half of the victim's queue into me.queue (steal_half_into);
-        // if anything moved, count one steal and every moved task in stolen_tasks, then pop one
-        // task of the batch from me.queue and return it. As given, it steals one task at a time,
-        // as in lesson 02.
+        // TODO(exercise 3): one successful steal moves a batch, half of the victim's queue, into
+        // the thief's own queue, and the thief runs one task of it; stats() counts the batch as
+        // one steal and each task of it in stolen_tasks. Rule: the batch sits where other
+        // thieves can rob it in turn, so by the time the thief looks it may be gone. Checked by
+        // Lesson03Ex3. As given, it steals one task at a time, as in lesson 02.
         if (auto task = workers_[victim]->queue.steal_one()) {
             me.steals.fetch_add(1, std::memory_order_relaxed);
             me.stolen_tasks.fetch_add(1, std::memory_order_relaxed);

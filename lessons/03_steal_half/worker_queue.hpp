@@ -49,8 +49,10 @@ class WorkerQueue {
     // once comes back far less often than one that takes them one by one, and each visit costs
     // the victim a lock it must wait for.
     std::vector<Task> steal_half() {
-        // TODO(exercise 1): under mutex_, move the oldest (size + 1) / 2 tasks out of the front
-        // of tasks_ into a vector, oldest first, and return it (empty if there are none).
+        // TODO(exercise 1): the batch returned is the oldest half of the queue, rounded up,
+        // oldest first, and none of it is still queued; an empty queue gives an empty batch.
+        // Rule: one visit, one lock, however big the batch: the owner waits for every lock a
+        // thief takes. Checked by Lesson03Ex1.
         throw NotImplemented("lesson 03, exercise 1: WorkerQueue::steal_half");
     }
 
@@ -60,9 +62,10 @@ class WorkerQueue {
     // Two workers may steal from each other at the same moment: A.steal_half_into(B) while
     // B.steal_half_into(A). Whatever you lock, that must never leave both waiting for good.
     std::size_t steal_half_into(WorkerQueue& dest) {
-        // TODO(exercise 2): move the oldest half of this queue to the back of dest.tasks_, in
-        // their order, and return how many moved, in a way that cannot deadlock when two queues
-        // do this to each other at once (see above).
+        // TODO(exercise 2): afterwards the oldest half of this queue (rounded up) is at the back
+        // of dest, in its order, nothing lost and nothing twice, and the count moved is
+        // returned. Rule: the two-way steal above must never leave both threads waiting, for
+        // any number of queues robbing each other in any directions. Checked by Lesson03Ex2.
         (void)dest;
         throw NotImplemented("lesson 03, exercise 2: WorkerQueue::steal_half_into");
     }

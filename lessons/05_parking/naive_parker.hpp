@@ -28,8 +28,10 @@ class NaiveParker {
     // Returns true if it slept. A wake-up may be spurious: the caller looks for work again.
     template <typename HasWork>
     bool park(HasWork&& has_work) {
-        // TODO(exercise 1): under mutex_, return false if stop_ is set or has_work() is true;
-        // otherwise count a park, wait once on cv_, count a wake-up and return true.
+        // TODO(exercise 1): returns false at once when the parker is stopped or has_work() sees
+        // work; otherwise sleeps without using the CPU until notified and returns true, and
+        // parks() and wakeups() count the sleeps. Rule: a task published between the recheck
+        // and the sleep must not be slept through. Checked by Lesson05Ex1.
         (void)has_work;
         (void)stop_;
         throw NotImplemented("lesson 05, exercise 1: NaiveParker::park");
@@ -37,13 +39,15 @@ class NaiveParker {
 
     // Spawner, after publishing a task: wakes one sleeper, if any.
     void notify_one() {
-        // TODO(exercise 1): take and release mutex_ (why is that needed?), then notify one.
+        // TODO(exercise 1): one sleeper wakes, and a worker between its recheck and its sleep
+        // cannot miss this notify (park()'s rule, seen from this side). Checked by Lesson05Ex1.
         throw NotImplemented("lesson 05, exercise 1: NaiveParker::notify_one");
     }
 
     // Shutdown: wakes every sleeper; from now on park() returns at once.
     void notify_all() {
-        // TODO(exercise 1): set stop_ under mutex_, then wake every sleeper.
+        // TODO(exercise 1): every sleeper wakes, and every later park() returns at once. Rule:
+        // the same as notify_one's, for the stop flag. Checked by Lesson05Ex1.
         throw NotImplemented("lesson 05, exercise 1: NaiveParker::notify_all");
     }
 

@@ -48,8 +48,10 @@ class Parker {
 
     // The worker ran out of its own work and starts looking elsewhere (exercise 3).
     void begin_search() noexcept {
-        // TODO(exercise 3): count this worker as a searcher (seq_cst). As given, nobody is ever
-        // counted as searching.
+        // TODO(exercise 3): from now until it finds work or parks, this worker counts in
+        // searching(). Rule: seq_cst, like every access to state_: a spawn that sees this
+        // searcher wakes nobody and relies on this search to see its task. Checked by
+        // Lesson05Ex3. As given, nobody is ever counted as searching.
     }
 
     // A searching worker found a task (exercise 3). If it was the last searcher, nobody is
@@ -59,8 +61,9 @@ class Parker {
     // a later spawn finds no searcher and wakes a sleeper itself.
     template <typename HasWork>
     void end_search(HasWork&& more_work) {
-        // TODO(exercise 3): stop counting this worker as a searcher; if it was the last one,
-        // someone sleeps and more_work() is true, wake_one().
+        // TODO(exercise 3): this worker no longer counts as searching; the last searcher to
+        // find work hands the search over to a sleeper while more_work() still sees a task,
+        // and wakes nobody for no work. Checked by Lesson05Ex3.
         (void)more_work;
     }
 
@@ -75,8 +78,12 @@ class Parker {
     // After publishing a task (with a seq_cst store or RMW): wake one sleeper, unless somebody
     // is searching already (exercise 3) or nobody sleeps. While nobody sleeps this is one load.
     void notify_one() noexcept {
-        // TODO(exercise 2): load state_ (seq_cst); if someone sleeps, wake_one().
-        // TODO(exercise 3): ...unless somebody is searching already.
+        // TODO(exercise 2): if someone sleeps, one sleeper wakes; while nobody sleeps the
+        // spawner pays one load, no lock and no system call. Rule: either this sees a sleeper's
+        // announcement or that sleeper's recheck sees the task published before this call, and
+        // only seq_cst on both sides guarantees one of the two. Checked by Lesson05Ex2.
+        // TODO(exercise 3): nobody is woken while somebody is searching: that searcher will find
+        // the task. Checked by Lesson05Ex3.
         // As given, it wakes nobody.
     }
 
@@ -125,26 +132,34 @@ class Parker {
 
 template <typename HasWork>
 bool Parker::park(HasWork&& has_work) {
-    // TODO(exercise 2): announce (one seq_cst RMW: sleepers + 1), then recheck with has_work();
-    // if there is work, cancel() and return false; otherwise count a park, take_token() (which
-    // sleeps), count a wake-up and return true.
-    // TODO(exercise 3): the announcement also stops the search (searching - 1).
-    // TODO(exercise 4): if the announcement sees kStop, cancel and return false.
+    // TODO(exercise 2): returns false, without sleeping and without leaving an announcement
+    // behind, when has_work() sees work; otherwise sleeps without using the CPU until a waker
+    // hands it a token, and returns true; parks() and wakeups() count the sleeps. Rule:
+    // announce, then recheck, then sleep, never in another order; and every announcement
+    // leaves sleepers exactly once, claimed by a waker or taken back. Checked by Lesson05Ex2.
+    // TODO(exercise 3): a worker that parks stops searching at the very moment it becomes a
+    // sleeper: no spawn may see it as neither. Checked by Lesson05Ex3.
+    // TODO(exercise 4): once notify_all() has begun, park() never sleeps: it returns false.
+    // Checked by Lesson05Ex4.
     (void)has_work;
     throw NotImplemented("lesson 05, exercise 2: Parker::park");
 }
 
 inline void Parker::wake_one() noexcept {
-    // TODO(exercise 2): CAS state_ (seq_cst) to claim one sleeper (sleepers - 1), then
-    // hand_tokens(1); do nothing if nobody sleeps.
-    // TODO(exercise 3): the claimed sleeper becomes a searcher (searching + 1), and wake only
-    // while nobody is searching.
+    // TODO(exercise 2): exactly one announced sleeper is claimed and gets a wake token, even
+    // if it has not reached its sleep yet; with nobody asleep nothing happens and nothing is
+    // kept for later. Rule: two wakers never claim the same sleeper. Checked by Lesson05Ex2.
+    // TODO(exercise 3): the worker woken here counts as searching from the moment it is
+    // claimed, not from when it runs; and nobody is woken while somebody searches. Checked by
+    // Lesson05Ex3.
 }
 
 inline void Parker::cancel() noexcept {
-    // TODO(exercise 2): take back the announcement: CAS sleepers - 1 — but if sleepers is
-    // already 0, a waker claimed us and handed a token: take_token() instead.
-    // TODO(exercise 3): cancelling makes the worker a searcher again (searching + 1).
+    // TODO(exercise 2): afterwards it is as if this worker had never announced. Rule: a waker
+    // may have claimed this announcement already, and its token must not be left behind to
+    // wake a later, unrelated park(). Checked by Lesson05Ex2.
+    // TODO(exercise 3): a cancelled park leaves the worker searching again. Checked by
+    // Lesson05Ex3.
 }
 
 inline void Parker::take_token() noexcept {
@@ -178,8 +193,10 @@ inline void Parker::hand_tokens(std::uint32_t n) noexcept {
 }
 
 inline void Parker::notify_all() noexcept {
-    // TODO(exercise 4): in one CAS, set kStop and claim every sleeper (each becomes a
-    // searcher), then hand them their tokens; park() must then never sleep again.
+    // TODO(exercise 4): afterwards stopping() is true, every worker asleep has been woken
+    // (and counts as searching), and no later park() sleeps. Rule: a worker that announces
+    // while the shutdown is under way must be woken by it or see it: no moment in between.
+    // Checked by Lesson05Ex4.
     // As given, it hands one token to each worker without claiming anyone: the sleepers of this
     // moment wake up, but the counts go wrong, stopping() stays false, and once the tokens are
     // used up a later park() sleeps.
