@@ -26,19 +26,7 @@ void bump(std::atomic<std::uint64_t>& counter) {
     counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
-constexpr std::size_t kNodeBlock = 64;       // nodes allocated at once
-constexpr std::size_t kKeepPerWorker = 256;  // a worker's cache above this goes back
-constexpr std::size_t kStealRounds = 2;      // rounds over the other deques per search
-
-std::atomic<std::uint64_t> g_next_pool_id{1};
-
-// The calling thread's cache of task nodes when it spawns from outside a pool: nodes of the
-// pool `pool_id` (from a pool that has since died they are dangling, and simply dropped).
-struct OutsideCache {
-    std::uint64_t pool_id = 0;
-    void* nodes = nullptr;
-};
-thread_local OutsideCache tl_outside_cache;
+constexpr std::size_t kStealRounds = 2;  // rounds over the other deques per search
 
 }  // namespace
 
@@ -47,7 +35,11 @@ ThreadPool::ThreadPool(std::size_t num_workers) : ThreadPool(with_workers(num_wo
 ThreadPool::ThreadPool(Config config)
     : config_(config),
       parker_(config.num_workers),
-      id_(g_next_pool_id.fetch_add(1, std::memory_order_relaxed)) {  // relaxed: a unique number
+      // Each fresh task node: a spawned task of this pool.
+      nodes_([this](TaskNode& node) {
+          node.run = &run_spawned;
+          node.pool = this;
+      }) {
     if (config_.num_workers == 0) {
         throw std::invalid_argument("ThreadPool: num_workers must be at least 1");
     }
@@ -114,7 +106,7 @@ void ThreadPool::spawn(Task task) {
     }
     TaskNode* job = nullptr;
     try {
-        job = allocate_node();
+        job = nodes_.allocate(on_worker ? &tl_worker_->nodes : nullptr);
         job->task = std::move(task);
         if (on_worker) {
             tl_worker_->deque.push(job);  // seq_cst store of bottom: in S before notify_one's load
@@ -138,14 +130,10 @@ void ThreadPool::unspawn(TaskNode* job) noexcept {
         // release, like the increment. The task that was spawning has not completed, so no
         // idle_now() can have counted on the surplus.
         me.spawned.store(me.spawned.load(std::memory_order_relaxed) - 1, std::memory_order_release);
-        if (job != nullptr) free_node(me, job);
+        if (job != nullptr) nodes_.free(me.nodes, job);
         return;
     }
-    if (job != nullptr) {  // back where allocate_node took it from
-        OutsideCache& cache = tl_outside_cache;
-        job->next = static_cast<TaskNode*>(cache.nodes);
-        cache.nodes = job;
-    }
+    if (job != nullptr) nodes_.give_back(job);  // back where allocate took it from
     // seq_cst: this may make the pool idle with every worker asleep, so a waiter must hear of
     // it: the same Dekker pair with wait_idle as announce_idle's.
     outside_spawned_.fetch_sub(1, std::memory_order_seq_cst);
@@ -162,81 +150,10 @@ void ThreadPool::run_spawned(Job* job) noexcept {
         pool->record_error(std::current_exception());
     }
     node->task.reset();  // the captures die before the task counts as finished
-    pool->free_node(me, node);
+    pool->nodes_.free(me.nodes, node);
     // release: whoever reads this count (idle_now) also sees the spawn counts of every task
     // this one spawned: they were stored before, by this thread.
     me.completed.store(me.completed.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-}
-
-ThreadPool::TaskNode* ThreadPool::allocate_node() {
-    TaskNode* node = nullptr;
-    if (on_worker_thread()) {
-        Worker& me = *tl_worker_;
-        if (me.free_nodes == nullptr) {
-            // acquire: pairs with the release CAS in free_node — the nodes' fields are ours
-            me.free_nodes = returned_.exchange(nullptr, std::memory_order_acquire);
-            me.free_count = 0;  // unknown; only bounds how much we keep
-        }
-        if (me.free_nodes == nullptr) me.free_nodes = new_nodes();
-        node = me.free_nodes;
-        me.free_nodes = node->next;
-        if (me.free_count > 0) --me.free_count;
-    } else {
-        OutsideCache& cache = tl_outside_cache;
-        if (cache.pool_id != id_) cache = {id_, nullptr};  // another pool's nodes: drop them
-        auto* cached = static_cast<TaskNode*>(cache.nodes);
-        if (cached == nullptr) cached = returned_.exchange(nullptr, std::memory_order_acquire);
-        if (cached == nullptr) cached = new_nodes();
-        node = cached;
-        cache.nodes = node->next;
-    }
-    // The nodes ahead are most likely in the cache of the worker that ran them: start bringing
-    // one over now, a few spawns before it is needed. (A hint only: `ahead` may be stale, but
-    // it always points into the pool's blocks, and a prefetch never faults.)
-    if (node->ahead != nullptr) __builtin_prefetch(node->ahead, 1);
-    node->next = nullptr;
-    return node;
-}
-
-// A chain of fresh nodes, in a block the pool owns.
-ThreadPool::TaskNode* ThreadPool::new_nodes() {
-    auto block = std::make_unique<TaskNode[]>(kNodeBlock);
-    for (std::size_t i = 0; i < kNodeBlock; ++i) {
-        block[i].run = &run_spawned;
-        block[i].pool = this;
-        block[i].next = i + 1 < kNodeBlock ? &block[i + 1] : nullptr;
-    }
-    TaskNode* first = block.get();
-    std::lock_guard lock(blocks_mutex_);
-    blocks_.push_back(std::move(block));
-    return first;
-}
-
-// On the worker that ran the node. Keeps it; a surplus goes back to the shared stack as one
-// chain (the pool's whole cache, in the flat-spawn case, flows from workers to the outside
-// spawner this way).
-void ThreadPool::free_node(Worker& me, TaskNode* node) noexcept {
-    // The list pops newest first, so the node freed 4 frees ago comes 4 pops after this one.
-    node->ahead = me.recently_freed[me.recent];
-    me.recently_freed[me.recent] = node;
-    me.recent = (me.recent + 1) % 4;
-    node->next = me.free_nodes;
-    me.free_nodes = node;
-    if (++me.free_count < kKeepPerWorker) return;
-    TaskNode* first = me.free_nodes;
-    TaskNode* last = first;
-    while (last->next != nullptr)
-        last = last->next;
-    me.free_nodes = nullptr;
-    me.free_count = 0;
-    TaskNode* head = returned_.load(std::memory_order_relaxed);
-    do {
-        last->next = head;
-        // release: the chain's links (and the nodes' reset tasks) go with it; pairs with the
-        // acquire exchange in allocate_node. A push onto a stack that is only ever emptied
-        // whole has no ABA problem.
-    } while (!returned_.compare_exchange_weak(head, first, std::memory_order_release,
-                                              std::memory_order_relaxed));
 }
 
 void ThreadPool::push(Job* job) {

@@ -30,6 +30,7 @@
 #include "chase_lev_deque.hpp"
 #include "injector.hpp"
 #include "parker.hpp"
+#include "task_nodes.hpp"
 
 namespace ws::lesson07 {
 
@@ -117,14 +118,16 @@ class ThreadPool {
 
   private:
     // A spawned task, as the deques see it. Nodes are recycled, never freed before the pool
-    // (see allocate_node): a malloc on the spawning thread and a free on another thread cost
+    // (see task_nodes.hpp): a malloc on the spawning thread and a free on another thread cost
     // more than a tiny task itself.
     struct TaskNode : Job {
         Task task;
         ThreadPool* pool = nullptr;
+        // For TaskNodes (task_nodes.hpp):
         TaskNode* next = nullptr;   // in a free list
-        TaskNode* ahead = nullptr;  // kAhead nodes further down the same list, to prefetch
+        TaskNode* ahead = nullptr;  // 4 nodes further down the same list, to prefetch
     };
+    using Nodes = TaskNodes<TaskNode>;
 
     // What each worker owns; written only by its own thread except where said.
     struct alignas(64) Worker {
@@ -138,10 +141,7 @@ class ThreadPool {
         // Idle detection (see idle_now): tasks this worker spawned, and completed.
         alignas(64) std::atomic<std::uint64_t> spawned{0};
         std::atomic<std::uint64_t> completed{0};
-        TaskNode* free_nodes = nullptr;  // recycled nodes, only this worker touches them
-        std::size_t free_count = 0;
-        TaskNode* recently_freed[4] = {};  // the last nodes freed, for TaskNode::ahead
-        unsigned recent = 0;
+        Nodes::WorkerCache nodes;  // recycled task nodes, only this worker touches them
         // Statistics; stats() reads a snapshot.
         std::atomic<std::uint64_t> executed{0}, steals{0}, steal_attempts{0}, stolen_tasks{0},
             injector_takes{0};
@@ -161,10 +161,7 @@ class ThreadPool {
     bool idle_now() const;
     void record_error(std::exception_ptr error);
     static void run_spawned(Job* job) noexcept;
-    TaskNode* allocate_node();
-    void free_node(Worker& me, TaskNode* node) noexcept;
     void unspawn(TaskNode* job) noexcept;
-    TaskNode* new_nodes();
 
     static thread_local Worker* tl_worker_;  // the worker the calling thread is, if any
 
@@ -180,13 +177,9 @@ class ThreadPool {
     std::mutex error_mutex_;
     std::exception_ptr first_error_;  // guarded by error_mutex_
     std::vector<pthread_t> threads_;  // started with config_.stack_size (std::thread cannot)
-    // Task nodes: all of them live in blocks the pool owns (so a cache that outlives the pool
-    // holds dangling pointers but never frees anything). Workers give surplus nodes back
-    // through a lock-free stack of chains; an outside thread takes the whole stack at once.
-    const std::uint64_t id_;  // tells a thread's cache of nodes which pool they belong to
-    alignas(64) std::atomic<TaskNode*> returned_{nullptr};
-    std::mutex blocks_mutex_;
-    std::vector<std::unique_ptr<TaskNode[]>> blocks_;  // guarded by blocks_mutex_
+    // Task nodes, recycled (task_nodes.hpp): each worker keeps its own, an outside thread its
+    // own per pool, and all of them live in blocks that nodes_ owns.
+    Nodes nodes_;
 };
 // ANCHOR_END: class
 
