@@ -13,6 +13,9 @@ from the source lesson's solution: the namespace ws::lessonMM becomes ws::lesson
 patch (if any) is applied, and one header line says where the file comes from. The source of
 a carried file may itself be carried (lesson 06 carries lesson 05's deque, which carries lesson
 04's): the chain ends at the one file a contributor edits.
+
+A lesson's own file that no exercise touches (`given = ["thread_pool.hpp"]` in lesson.toml) is
+written to the starter exactly as the solution holds it, anchors included.
 """
 from __future__ import annotations
 
@@ -69,6 +72,26 @@ def carried_files(root: Path = ROOT) -> list[Carried]:
                 raise UsageError(f"{where}: 'from = {source}' is not an earlier lesson")
             out.append(Carried(number, folder, entry["file"], source, folders[source],
                                entry.get("patch"), entry.get("change")))
+    return out
+
+
+def given_files(root: Path = ROOT) -> list[tuple[str, str]]:
+    """(folder, file) for every file a lesson's starter holds exactly as its solution does
+    (lesson.toml's `given = [...]`): code of the lesson that no exercise asks for."""
+    out = []
+    for lesson in all_lessons(root):
+        meta_path = root / "lessons" / lesson.folder / "lesson.toml"
+        if not meta_path.exists():
+            continue
+        try:
+            meta = tomllib.loads(meta_path.read_text())
+        except tomllib.TOMLDecodeError as e:
+            raise UsageError(f"{meta_path.relative_to(root)}: {e}") from None
+        for file in meta.get("given", []):
+            if not (root / "solutions" / lesson.folder / file).exists():
+                raise UsageError(f"{meta_path.relative_to(root)}: given file {file} is not in "
+                                 f"solutions/{lesson.folder}/")
+            out.append((lesson.folder, file))
     return out
 
 
@@ -182,12 +205,15 @@ def expected(c: Carried, root: Path = ROOT, sources: dict[Path, str] | None = No
 
 
 def generate_all(root: Path = ROOT) -> dict[Path, str]:
-    """Every carried copy's expected text, generated in lesson order."""
+    """Every carried copy's expected text, generated in lesson order, and every given file's
+    starter copy (the solution's file as it is)."""
     out: dict[Path, str] = {}
     for c in carried_files(root):
         text = expected(c, root, out)
         for path in c.copies(root):
             out[path] = text
+    for folder, file in given_files(root):
+        out[root / "lessons" / folder / file] = (root / "solutions" / folder / file).read_text()
     return out
 
 
