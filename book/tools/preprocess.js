@@ -17,6 +17,7 @@ const { expandIncludes, IncludeError } = require('./lib/include');
 const { parseSummary, toHonkitSummary } = require('./lib/summary');
 const { readBookToml, toBookJson } = require('./lib/config');
 const { renderDetails } = require('./lib/details');
+const { AnswerCheck } = require('./lib/answers');
 
 const RAW_START = '{% raw %}';
 const RAW_END = '{% endraw %}';
@@ -55,11 +56,16 @@ function preprocess(bookDir, outDir) {
     }
   }
   if (chapters.length === 0) errors.push(`${path.relative(bookDir, summaryFile)}: lists no chapter`);
+  const answers = new AnswerCheck(bookDir, summaryText); // no reference code outside the Solutions part
+  errors.push(...answers.problems);
 
   for (const source of markdownFiles(srcDir)) {
     const relative = path.relative(srcDir, source);
     if (relative === 'SUMMARY.md') continue;
     const displayName = path.relative(bookDir, source);
+    const shown = answers.checkPage(source, relative, displayName);
+    errors.push(...shown.errors);
+    for (const w of shown.warnings) console.warn(`warning: ${w}`);
     try {
       const expanded = expandIncludes(fs.readFileSync(source, 'utf8'), source, displayName);
       const page = shieldFromTemplating(renderDetails(expanded), displayName);

@@ -9,6 +9,7 @@ namespace ws::lesson04 {
 
 namespace {
 
+// ANCHOR: identity
 // Who the current thread is: which pool it works for (if any) and its index there. Set once by
 // each worker; lets spawn find the worker's own queue and wait_idle refuse to deadlock.
 struct WorkerIdentity {
@@ -16,7 +17,9 @@ struct WorkerIdentity {
     std::size_t index = 0;
 };
 thread_local WorkerIdentity tl_worker;
+// ANCHOR_END: identity
 
+// ANCHOR: backoff_tuning
 // Backoff of an idle worker. Work often turns up again within microseconds (a task finishing
 // elsewhere spawns more), so first look again at once, then let other threads run, and only
 // then sleep: briefly at first, twice as long after each empty look, up to kMaxSleep. The cap
@@ -28,6 +31,7 @@ constexpr unsigned kSpinRounds = 64;
 constexpr unsigned kYieldRounds = 64;
 constexpr std::chrono::microseconds kMinSleep{16};
 constexpr std::chrono::microseconds kMaxSleep{8000};
+// ANCHOR_END: backoff_tuning
 
 }  // namespace
 
@@ -49,6 +53,7 @@ ThreadPool::ThreadPool(Config config) : config_(config) {
         threads_.emplace_back([this, i] { worker_loop(i); });
 }
 
+// ANCHOR: spawn
 void ThreadPool::spawn(Task task) {
     if (!task) throw std::invalid_argument("ThreadPool::spawn: the task is empty");
     auto owned = std::make_unique<Task>(std::move(task));
@@ -71,7 +76,9 @@ void ThreadPool::spawn(Task task) {
         pending_.fetch_add(1, std::memory_order_relaxed);
     }
 }
+// ANCHOR_END: spawn
 
+// ANCHOR: worker_loop
 void ThreadPool::worker_loop(std::size_t index) {
     tl_worker = {this, index};
     XorShift rng(index + 1);  // this worker's own generator: no shared RNG state to fight over
@@ -103,6 +110,7 @@ std::unique_ptr<Task> ThreadPool::find_task(std::size_t index, XorShift& rng) {
     if (auto task = take_shared()) return task;  // then work from outside
     return steal(index, rng);                    // then other workers' work
 }
+// ANCHOR_END: worker_loop
 
 std::unique_ptr<Task> ThreadPool::take_shared() {
     std::lock_guard lock(mutex_);
@@ -112,6 +120,7 @@ std::unique_ptr<Task> ThreadPool::take_shared() {
     return task;
 }
 
+// ANCHOR: steal
 std::unique_ptr<Task> ThreadPool::steal(std::size_t thief, XorShift& rng) {
     const std::size_t n = workers_.size();
     if (n == 1) return nullptr;
@@ -127,7 +136,9 @@ std::unique_ptr<Task> ThreadPool::steal(std::size_t thief, XorShift& rng) {
     }
     return nullptr;
 }
+// ANCHOR_END: steal
 
+// ANCHOR: steal_batch
 // Takes up to half of what the victim's deque holds, one task per CAS: returns the first (to
 // run now) and pushes the others onto the thief's own deque; nullptr if it got nothing. (Why
 // one task per CAS, when lesson 03 took half in one step? Exercise 5's hints.)
@@ -141,7 +152,9 @@ Task* ThreadPool::steal_batch(Worker& victim, Worker& me) {
     (void)me;
     return nullptr;
 }
+// ANCHOR_END: steal_batch
 
+// ANCHOR: backoff
 void ThreadPool::backoff(unsigned idle_rounds) {
     if (idle_rounds < kSpinRounds) return;  // look again at once
     if (idle_rounds < kSpinRounds + kYieldRounds) {
@@ -151,7 +164,9 @@ void ThreadPool::backoff(unsigned idle_rounds) {
     const unsigned doublings = std::min(idle_rounds - kSpinRounds - kYieldRounds, 9u);
     std::this_thread::sleep_for(std::min(kMinSleep * (1u << doublings), kMaxSleep));
 }
+// ANCHOR_END: backoff
 
+// ANCHOR: run_task
 void ThreadPool::run_task(Task& task, std::size_t index) {
     std::exception_ptr error;
     try {
@@ -168,7 +183,9 @@ void ThreadPool::run_task(Task& task, std::size_t index) {
     workers_[index]->executed.fetch_add(1, std::memory_order_relaxed);
     ++workers_[index]->unreported;  // taken off pending_ later, by report_finished
 }
+// ANCHOR_END: run_task
 
+// ANCHOR: pending
 // Lesson 03's private tally, unchanged: pending_ counts the tasks queued or running anywhere,
 // and a shared count changed twice per task would bounce between the cores on every task. So a
 // worker keeps a tally of tasks it finished but has not subtracted yet; a spawn on that worker
@@ -199,7 +216,9 @@ void ThreadPool::report_finished(Worker& me) {
         idle_.notify_all();
     }
 }
+// ANCHOR_END: pending
 
+// ANCHOR: wait_idle
 void ThreadPool::wait_idle() {
     if (on_worker_thread()) {
         throw std::logic_error(
@@ -212,11 +231,13 @@ void ThreadPool::wait_idle() {
     idle_.wait(lock, [this] { return pending_.load(std::memory_order_acquire) == 0; });
     if (first_error_) std::rethrow_exception(std::exchange(first_error_, nullptr));
 }
+// ANCHOR_END: wait_idle
 
 bool ThreadPool::on_worker_thread() const noexcept {
     return tl_worker.pool == this;
 }
 
+// ANCHOR: destructor
 ThreadPool::~ThreadPool() {
     // Release pairs with the workers' acquire load: a worker that sees stopping_ also sees
     // every spawn this thread made before, in pending_, and so does not leave before it ran.
@@ -224,6 +245,7 @@ ThreadPool::~ThreadPool() {
     for (auto& thread : threads_)
         thread.join();  // the workers drain everything, then leave (see worker_loop)
 }
+// ANCHOR_END: destructor
 
 PoolStats ThreadPool::stats() const {
     PoolStats s;

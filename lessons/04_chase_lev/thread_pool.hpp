@@ -26,6 +26,7 @@
 
 namespace ws::lesson04 {
 
+// ANCHOR: config
 // How to build a pool. An aggregate: ThreadPool pool(Config{.num_workers = 4}).
 struct Config {
     // Worker threads; 0 → std::invalid_argument. Default: one per hardware thread.
@@ -39,7 +40,9 @@ struct Config {
     // contention. 0 → std::invalid_argument. Default 16.
     std::size_t max_steal_batch = 16;
 };
+// ANCHOR_END: config
 
+// ANCHOR: class
 class ThreadPool {
   public:
     // Starts `num_workers` threads, with the other settings at their defaults; 0 →
@@ -104,5 +107,6 @@ class ThreadPool {
     std::atomic<bool> stopping_{false};
     std::vector<std::thread> threads_;
 };
+// ANCHOR_END: class
 
 }  // namespace ws::lesson04

@@ -8,6 +8,7 @@ namespace ws::lesson06 {
 
 namespace {
 
+// ANCHOR: identity
 // Who the current thread is: which pool it works for (if any) and its index there. Set once by
 // each worker; lets spawn find the worker's own queue and wait_idle refuse to deadlock.
 struct WorkerIdentity {
@@ -15,6 +16,7 @@ struct WorkerIdentity {
     std::size_t index = 0;
 };
 thread_local WorkerIdentity tl_worker;
+// ANCHOR_END: identity
 
 }  // namespace
 
@@ -36,6 +38,7 @@ ThreadPool::ThreadPool(Config config) : config_(config), parker_(config.num_work
         threads_.emplace_back([this, i] { worker_loop(i); });
 }
 
+// ANCHOR: spawn
 void ThreadPool::spawn(Task task) {
     if (!task) throw std::invalid_argument("ThreadPool::spawn: the task is empty");
     auto owned = std::make_unique<Task>(std::move(task));
@@ -70,7 +73,9 @@ void ThreadPool::spawn(Task task) {
     }
     wake_one();
 }
+// ANCHOR_END: spawn
 
+// ANCHOR: worker_loop
 void ThreadPool::worker_loop(std::size_t index) {
     tl_worker = {this, index};
     XorShift rng(index + 1);  // this worker's own generator: no shared RNG state to fight over
@@ -118,7 +123,9 @@ std::unique_ptr<Task> ThreadPool::find_task(std::size_t index, XorShift& rng) {
     if (auto task = take_injector(index)) return task;                    // then work from outside
     return steal(index, rng);  // then other workers' work
 }
+// ANCHOR_END: worker_loop
 
+// ANCHOR: take_injector
 // A batch of the oldest injected tasks into our own deque, and one of them to run now: the rest
 // are then ours to pop (or others' to steal) without touching the shared queue again.
 std::unique_ptr<Task> ThreadPool::take_injector(std::size_t index) {
@@ -134,7 +141,9 @@ std::unique_ptr<Task> ThreadPool::take_injector(std::size_t index) {
     shared_size_.fetch_sub(1, std::memory_order_relaxed);  // relaxed: under the lock
     return task;
 }
+// ANCHOR_END: take_injector
 
+// ANCHOR: steal
 std::unique_ptr<Task> ThreadPool::steal(std::size_t thief, XorShift& rng) {
     const std::size_t n = workers_.size();
     if (n == 1) return nullptr;
@@ -150,7 +159,9 @@ std::unique_ptr<Task> ThreadPool::steal(std::size_t thief, XorShift& rng) {
     }
     return nullptr;
 }
+// ANCHOR_END: steal
 
+// ANCHOR: steal_batch
 // Takes up to half of what the victim's deque holds, one task per CAS: returns the first (to
 // run now) and pushes the others onto the thief's own deque; nullptr if it got nothing.
 //
@@ -190,7 +201,9 @@ Task* ThreadPool::steal_batch(Worker& victim, Worker& me) {
     }
     return first;
 }
+// ANCHOR_END: steal_batch
 
+// ANCHOR: park
 // The recheck of a worker that announced it is about to sleep: every place a task can be
 // published, with seq_cst loads (the deques' and the injector's is_empty()), so that the
 // parker's argument holds: a spawn either sees this worker's announcement (and wakes someone)
@@ -215,7 +228,9 @@ void ThreadPool::park() {
 void ThreadPool::wake_one() {
     parker_.notify_one();
 }
+// ANCHOR_END: park
 
+// ANCHOR: run_task
 void ThreadPool::run_task(Task& task, std::size_t index) {
     std::exception_ptr error;
     try {
@@ -232,7 +247,9 @@ void ThreadPool::run_task(Task& task, std::size_t index) {
     workers_[index]->executed.fetch_add(1, std::memory_order_relaxed);
     ++workers_[index]->unreported;  // taken off pending_ later, by report_finished
 }
+// ANCHOR_END: run_task
 
+// ANCHOR: pending
 // Lesson 03's private tally: pending_ counts the tasks queued or running anywhere, and a shared
 // count changed twice per task would bounce between the cores on every task. A worker keeps a
 // tally of the tasks it finished but has not subtracted yet; a spawn on that worker cancels
@@ -263,7 +280,9 @@ void ThreadPool::report_finished(Worker& me) {
         idle_.notify_all();
     }
 }
+// ANCHOR_END: pending
 
+// ANCHOR: wait_idle
 void ThreadPool::wait_idle() {
     if (on_worker_thread()) {
         throw std::logic_error(
@@ -276,11 +295,13 @@ void ThreadPool::wait_idle() {
     idle_.wait(lock, [this] { return pending_.load(std::memory_order_acquire) == 0; });
     if (first_error_) std::rethrow_exception(std::exchange(first_error_, nullptr));
 }
+// ANCHOR_END: wait_idle
 
 bool ThreadPool::on_worker_thread() const noexcept {
     return tl_worker.pool == this;
 }
 
+// ANCHOR: destructor
 ThreadPool::~ThreadPool() {
     // seq_cst: published like a task (the recheck in has_work_anywhere() reads it), so a worker
     // that announces its sleep after the parker's notify_all below read the state still sees
@@ -291,6 +312,7 @@ ThreadPool::~ThreadPool() {
     for (auto& thread : threads_)
         thread.join();  // the workers drain everything, then leave (see worker_loop)
 }
+// ANCHOR_END: destructor
 
 PoolStats ThreadPool::stats() const {
     PoolStats s;
