@@ -13,6 +13,9 @@
 #                          lessonNN.starter.<Suite.Test> / lessonNN.solution.<Suite.Test>,
 #                          labelled lessonNN;starter or lessonNN;solution (plus tsan/asan in a
 #                          sanitizer build)
+#   ws_lessonNN_model_tests, ws_lessonNN_solution_model_tests
+#                          only if tests/NN_topic/model/*.cpp exist: the interleaving
+#                          explorer's scenarios (cmake/WsModel.cmake), named and labelled the same
 function(ws_add_lesson number topic)
   cmake_parse_arguments(PARSE_ARGV 2 LESSON "" "" "SOURCES")
   set(folder ${number}_${topic})
@@ -51,6 +54,14 @@ function(ws_add_lesson number topic)
       add_executable(${test_exe} ${test_sources})
       target_link_libraries(${test_exe} PRIVATE ${lib} ws_test_main ws_warnings)
       ws_discover_tests(${test_exe} "lesson${number}.${kind}." lesson${number} ${kind})
+      # The lesson's explorer scenarios, tests/NN_topic/model/*.cpp, if any: built with the
+      # model's ws::atomic (cmake/WsModel.cmake) against the lesson's headers, not its library
+      # (compiled with std::atomic), as ${lib}_model_tests; CTest names and labels as above.
+      file(GLOB model_sources CONFIGURE_DEPENDS ${WS_ROOT}/tests/${folder}/model/*.cpp)
+      if(model_sources)
+        ws_add_model_tests(${lib}_model_tests "lesson${number}.${kind}." SOURCES ${model_sources}
+                           INCLUDES ${src_dir} LABELS lesson${number} ${kind})
+      endif()
     endif()
   endforeach()
 endfunction()
