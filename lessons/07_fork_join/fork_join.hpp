@@ -29,6 +29,7 @@ namespace ws::lesson07 {
 
 namespace detail {
 
+// ANCHOR: help_until
 // Runs other jobs until done() is true. Never blocks: with nothing to run it spins politely
 // (and yields to the OS after a while), because what it waits for is running on another
 // worker right now and will finish.
@@ -41,7 +42,9 @@ void help_until(ThreadPool& pool, Done done) {
     (void)done;
     throw NotImplemented("lesson 07, exercise 2: help_until");
 }
+// ANCHOR_END: help_until
 
+// ANCHOR: outside
 // From a thread that is not one of the pool's workers: runs f() as a task on the pool and
 // blocks until it has finished; rethrows what it threw. The task is the root of everything f
 // forks, so every join inside waits only for work that f itself created.
@@ -54,7 +57,9 @@ void run_from_outside(ThreadPool& pool, F&& f) {
     (void)f;
     throw NotImplemented("lesson 07, exercise 3: run_from_outside");
 }
+// ANCHOR_END: outside
 
+// ANCHOR: stack_job
 // b's half of a join: a Job that lives in join's stack frame and points at b. Whoever runs it
 // — the joiner itself or a thief — keeps b's exception and sets `done` last.
 template <typename F>
@@ -77,9 +82,11 @@ struct StackJob : Job {
     std::exception_ptr error;
     std::atomic<bool> done{false};
 };
+// ANCHOR_END: stack_job
 
 }  // namespace detail
 
+// ANCHOR: join
 template <typename A, typename B>
 void join(ThreadPool& pool, A&& a, B&& b) {
     if (!pool.on_worker_thread()) {
@@ -97,7 +104,9 @@ void join(ThreadPool& pool, A&& a, B&& b) {
     (void)b;
     throw NotImplemented("lesson 07, exercise 2: join");
 }
+// ANCHOR_END: join
 
+// ANCHOR: task_group
 class TaskGroup {
   public:
     explicit TaskGroup(ThreadPool& pool) : pool_(pool) {}
@@ -139,9 +148,11 @@ class TaskGroup {
     std::mutex error_mutex_;
     std::exception_ptr error_;  // guarded by error_mutex_
 };
+// ANCHOR_END: task_group
 
 namespace detail {
 
+// ANCHOR: split
 template <typename F>
 void for_range(ThreadPool& pool, std::size_t begin, std::size_t end, std::size_t grain, F& body) {
     // TODO(exercise 6): a range of at most `grain` indices is one chunk: body(begin, end).
@@ -167,9 +178,11 @@ T reduce_range(ThreadPool& pool, std::size_t begin, std::size_t end, std::size_t
     (void)reduce;
     throw NotImplemented("lesson 07, exercise 6: parallel_reduce (reduce_range)");
 }
+// ANCHOR_END: split
 
 }  // namespace detail
 
+// ANCHOR: parallel_for
 template <typename F>
 void parallel_for(ThreadPool& pool, std::size_t begin, std::size_t end, std::size_t grain, F body) {
     if (begin >= end) return;
@@ -197,5 +210,6 @@ T parallel_reduce(ThreadPool& pool, std::size_t begin, std::size_t end, std::siz
     }
     return reduce(std::move(identity), std::move(*result));
 }
+// ANCHOR_END: parallel_for
 
 }  // namespace ws::lesson07
