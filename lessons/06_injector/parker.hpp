@@ -37,7 +37,8 @@ namespace ws::lesson06 {
 //   tokens_: wake tokens handed out by wakers and not yet taken (a futex word).
 //
 // Every operation on state_ and every publication of a task is seq_cst, so they all lie in one
-// total order S; the proof that no wake-up is lost (the guide's lesson 05 chapter) reasons in S.
+// total order S; the proof that no wake-up is lost (lesson 05's solution walk-through in the
+// guide) reasons in S.
 class Parker {
   public:
     // Up to 65,535 workers (16-bit counts); more → std::length_error.
@@ -130,7 +131,7 @@ class Parker {
 
 // ANCHOR: park
 // Announce, recheck, sleep. Why no wake-up is lost (a spawn either sees this announcement or is
-// seen by the recheck): the guide's lesson 05 chapter.
+// seen by the recheck): lesson 05's solution walk-through in the guide.
 template <typename HasWork>
 bool Parker::park(HasWork&& has_work) {
     // Announce: one RMW moves us from searching to sleeping and tells us whether shutdown began.
