@@ -35,9 +35,10 @@ namespace detail {
 // worker right now and will finish.
 template <typename Done>
 void help_until(ThreadPool& pool, Done done) {
-    // TODO(exercise 2): until done() is true, run one job at a time with pool.try_run_one();
-    // when it finds none, cpu_relax() — and after a few dozen empty rounds
-    // std::this_thread::yield() — but never block.
+    // TODO(exercise 2): returns once done() is true, and until then this worker keeps running
+    // other jobs, as many as it finds. Rules: never block (no sleep, no condition variable,
+    // no atomic wait): what it waits for may be queued on this very worker; and while there is
+    // nothing to run, wait politely instead of hammering the queues. Checked by Lesson07Ex2.
     (void)pool;
     (void)done;
     throw NotImplemented("lesson 07, exercise 2: help_until");
@@ -50,9 +51,11 @@ void help_until(ThreadPool& pool, Done done) {
 // forks, so every join inside waits only for work that f itself created.
 template <typename F>
 void run_from_outside(ThreadPool& pool, F&& f) {
-    // TODO(exercise 3): spawn a task that runs f() (keeping what it throws), then sets an
-    // atomic `done` flag in this frame (release) and calls pool.notify_outside(); block this
-    // thread with pool.block_until(done is true, acquire); then rethrow the task's exception.
+    // TODO(exercise 3): f() has run as a task on one of the pool's workers while this thread
+    // slept (no spinning), everything f did is visible here, and what f threw is rethrown
+    // here. Rule: what the caller waits on lives in this frame, which may be gone the moment
+    // the caller sees the work done: announcing it is the task's last touch of the frame, and
+    // the wake-up goes through the pool. Checked by Lesson07Ex3.
     (void)pool;
     (void)f;
     throw NotImplemented("lesson 07, exercise 3: run_from_outside");
@@ -93,13 +96,15 @@ void join(ThreadPool& pool, A&& a, B&& b) {
         detail::run_from_outside(pool, [&] { join(pool, a, b); });
         return;
     }
-    // TODO(exercise 2): put b into a detail::StackJob on this stack frame and pool.push() it
-    // (onto this worker's deque, where a thief can take it); run a() here. Then, if
-    // pool.take_back(&job) says nobody stole b, call b() right here; otherwise
-    // detail::help_until the job's `done` flag is set (acquire).
-    // TODO(exercise 4): if a() throws, b may be running on another worker, and its job lives
-    // in this frame: catch a's exception, still wait for b, then rethrow a's exception — or
-    // b's (the job's `error`) if only b threw.
+    // TODO(exercise 2): when join returns, a has run on this worker and b has run exactly
+    // once, on a thief that took it while a ran or else here, as a plain call; what b did is
+    // visible to join's caller. Rules: no allocation per join; while a runs, b must be where
+    // another worker can steal it; waiting for a thief means helping, never blocking. Checked
+    // by Lesson07Ex2.
+    // TODO(exercise 4): join leaves, returning or throwing, only once both a and b have
+    // finished (b runs even if a threw), and rethrows a's exception if a threw, else b's.
+    // Rule: no exception may unwind this frame while a thief may still be running b. Checked
+    // by Lesson07Ex4.
     (void)a;
     (void)b;
     throw NotImplemented("lesson 07, exercise 2: join");
@@ -123,11 +128,12 @@ class TaskGroup {
     // Spawns f on the pool; from inside a task or from outside.
     template <typename F>
     void run(F f) {
-        // TODO(exercise 5): count the task in pending_, then pool_.spawn a task that runs f,
-        // keeps the first exception in error_ (under error_mutex_), destroys f, and, as its very
-        // last touch of the group, takes itself off pending_ (acq_rel); the task that brings it
-        // to zero then calls notify_outside() on the pool (captured by reference, not through
-        // `this`). If the spawn throws, take the count back and rethrow.
+        // TODO(exercise 5): f runs once, as a task on the pool, and counts in pending_ from
+        // before it can start until it has finished — f and its captures destroyed too; the
+        // first exception a task of the group throws is kept in error_. Rules: once pending_
+        // can read zero, wait() may return and the group be destroyed, so nothing of the task
+        // may touch the group after that, not even to wake an outside waiter; and a run() that
+        // throws leaves pending_ as it found it. Checked by Lesson07Ex5.
         (void)f;
         (void)pool_;
         throw NotImplemented("lesson 07, exercise 5: TaskGroup::run");
@@ -136,9 +142,10 @@ class TaskGroup {
     // Returns when every task run() so far has finished (helping meanwhile, on a worker),
     // then rethrows the first exception one of them threw.
     void wait() {
-        // TODO(exercise 5): wait until pending_ is zero (acquire): on a worker by helping
-        // (detail::help_until), outside the pool with pool_.block_until. Then rethrow (and
-        // clear) error_.
+        // TODO(exercise 5): returns once pending_ is zero, with every finished task's effects
+        // visible here, then rethrows the group's first exception, once: the next wait()
+        // starts clean. Rules: on a worker, waiting means helping; outside the pool the caller
+        // sleeps, and hands the pool no task that waits. Checked by Lesson07Ex5.
         throw NotImplemented("lesson 07, exercise 5: TaskGroup::wait");
     }
 
@@ -155,8 +162,10 @@ namespace detail {
 // ANCHOR: split
 template <typename F>
 void for_range(ThreadPool& pool, std::size_t begin, std::size_t end, std::size_t grain, F& body) {
-    // TODO(exercise 6): a range of at most `grain` indices is one chunk: body(begin, end).
-    // A larger one is split in halves, which run through join.
+    // TODO(exercise 6): body has been called on chunks of at most `grain` indices that cover
+    // [begin, end) exactly once. Rule: no loop of spawns: the work must spread by halving, so
+    // that a thief's first steal takes half of it, and a thief's share splits on its own
+    // worker. Checked by Lesson07Ex6.
     (void)pool;
     (void)begin;
     (void)end;
@@ -168,8 +177,10 @@ void for_range(ThreadPool& pool, std::size_t begin, std::size_t end, std::size_t
 template <typename T, typename Map, typename Reduce>
 T reduce_range(ThreadPool& pool, std::size_t begin, std::size_t end, std::size_t grain, Map& map,
                Reduce& reduce) {
-    // TODO(exercise 6): as for_range, but each chunk returns map(begin, end) and the two
-    // halves' results are combined with reduce(left, right), left first.
+    // TODO(exercise 6): returns the map(chunk_begin, chunk_end) of every chunk, chunks as in
+    // for_range, combined with reduce. Rules: reduce need not commute: the result must be the
+    // one a left-to-right sequential fold gives; and T need not be default-constructible.
+    // Checked by Lesson07Ex6.
     (void)pool;
     (void)begin;
     (void)end;

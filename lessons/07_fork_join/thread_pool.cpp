@@ -166,9 +166,11 @@ void ThreadPool::push(Job* job) {
 }
 
 bool ThreadPool::try_run_one() {
-    // TODO(exercise 1): only a worker of this pool can help (on_worker_thread(); otherwise
-    // throw std::logic_error). Find one job with find_work(*tl_worker_) — its own deque, then
-    // the injector, then a steal — run it with run_job and return true; false if none.
+    // TODO(exercise 1): on a worker of this pool, one job has run, found where the worker loop
+    // would look (its own deque, then the injector, then other workers' deques) and counted
+    // like the loop's, and the result says whether there was one; from any other thread,
+    // std::logic_error. Rule: never wait for work: a helper that finds none returns false at
+    // once, and its caller decides what to do next. Checked by Lesson07Ex1.
     throw NotImplemented("lesson 07, exercise 1: ThreadPool::try_run_one");
 }
 

@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 
 #include "exercises.hpp"
 #include "helpers.hpp"
@@ -65,24 +67,50 @@ TEST(Lesson07Ex1, AWorkerThatWaitsByHelpingNeverDeadlocksOnOneWorker) {
 }
 
 TEST(Lesson07Ex1, HelpingStealsFromAnotherWorker) {
+    // Both workers are held by the test: the owner fills its own deque and then waits, running
+    // nothing, until the helper is done; the helper occupies the other worker. So nothing but
+    // the helper's try_run_one can run the owner's tasks, and only by stealing them.
+    constexpr int kTasks = 100;
     ThreadPool pool(2);
     std::atomic<int> ran{0};
-    std::atomic<bool> spawned{false}, release{false};
-    // Task A fills its own deque, then blocks until the helper below has run all of it.
+    std::atomic<bool> helper_started{false}, spawned{false}, helper_done{false};
+    bool owner_saw_helper = false;
+    int helped = 0;  // the jobs the helper's try_run_one ran
+    // The owner: once the helper holds the other worker, it fills its own deque and waits.
     pool.spawn([&] {
-        for (int i = 0; i < 100; ++i)
-            pool.spawn([&] { ran.fetch_add(1, std::memory_order_relaxed); });
-        spawned = true;
-        spin_until(release);
-    });
-    ASSERT_TRUE(spin_until(spawned));
-    pool.spawn([&] {  // runs on the other worker: A's worker is busy
-        while (ran.load() < 100) {
-            if (!pool.try_run_one()) std::this_thread::yield();
+        owner_saw_helper = spin_until(helper_started);
+        if (owner_saw_helper) {
+            for (int i = 0; i < kTasks; ++i)
+                pool.spawn([&] { ran.fetch_add(1, std::memory_order_relaxed); });
         }
-        release = true;
+        spawned = true;
+        // Unbounded: the helper always ends, and says so, within its deadline.
+        while (owner_saw_helper && !helper_done.load(std::memory_order_acquire))
+            std::this_thread::yield();
+    });
+    // The helper: runs the owner's tasks through try_run_one, within a deadline.
+    pool.spawn([&] {
+        helper_started = true;
+        struct Done {
+            std::atomic<bool>& flag;
+            ~Done() { flag.store(true, std::memory_order_release); }  // also when it throws
+        } done{helper_done};
+        if (!spin_until(spawned)) return;
+        const auto deadline =
+            std::chrono::steady_clock::now() + std::chrono::seconds(5) * ws::testing::slowdown();
+        while (ran.load() < kTasks && std::chrono::steady_clock::now() < deadline) {
+            if (pool.try_run_one()) {
+                ++helped;
+            } else {
+                std::this_thread::yield();
+            }
+        }
     });
     pool.wait_idle();
-    EXPECT_EQ(ran.load(), 100);
-    EXPECT_GT(pool.stats().steals, 0u) << "the helper could only get A's tasks by stealing";
+    ASSERT_TRUE(owner_saw_helper) << "the two tasks never ran at the same time";
+    EXPECT_EQ(helped, kTasks) << "with both workers held, only the helper's try_run_one could run "
+                                 "the owner's tasks: does it steal when its own deque and the "
+                                 "injector are empty?";
+    EXPECT_EQ(ran.load(), kTasks);
+    EXPECT_GT(pool.stats().steals, 0u) << "the helper could only get the owner's tasks by stealing";
 }
