@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -89,16 +88,17 @@ def cmd_bench(args) -> int:
 
 
 def _finish_bench_output(table, reference: str, title: str, out_json, save: bool) -> None:
-    """Writes the chart next to the JSON and, with --save-to-book, copies both into the book."""
-    svg = charts.write_chart(table, benchmarks.contenders_of(table), reference, title,
-                             out_json.with_suffix(".svg"))
-    print(f"\nfull results: {out_json.relative_to(ROOT)}\nchart: {svg.relative_to(ROOT)}")
+    """Draws the charts from the JSON, beside it; with --save-to-book the JSON goes into the book
+    first and its charts are drawn there, by the same code (charts.write_charts)."""
+    print(f"\nfull results: {out_json.relative_to(ROOT)}")
+    for svg in charts.write_charts(out_json, save_to_book=save):
+        print(f"chart: {svg.relative_to(ROOT)}")
     if save:
-        dest = ROOT / "book" / "src" / "charts"
-        dest.mkdir(parents=True, exist_ok=True)
-        for f in (out_json, svg):
-            shutil.copyfile(f, dest / f.name)
-        print(f"saved to {dest.relative_to(ROOT)}/ for the book")
+        print("saved to book/src/charts/ for the book")
+
+
+def cmd_charts(_args) -> int:
+    return charts.redraw_book()
 
 
 def cmd_tour(args) -> int:
@@ -299,6 +299,9 @@ def parser() -> argparse.ArgumentParser:
 
     sub.add_parser("status", help="progress per exercise from your last runs").set_defaults(
         func=cmd_status)
+
+    sub.add_parser("charts", help="redraw the book's charts from their JSON in book/src/charts/ "
+                   "(after editing the chart code)").set_defaults(func=cmd_charts)
 
     bk = sub.add_parser("book", help="build the guide and serve it on 127.0.0.1")
     bk.add_argument("--build-only", action="store_true", help="build it and exit")

@@ -6,8 +6,9 @@ const path = require('node:path');
 const { parse } = require('smol-toml');
 
 /**
- * Returns { title, authors, description, language, src, additionalCss } with mdBook's defaults
- * filled in. `additionalCss` lists paths relative to the book's folder, as in mdBook.
+ * Returns { title, authors, description, language, src, additionalCss, additionalJs } with mdBook's
+ * defaults filled in. `additionalCss` and `additionalJs` list paths relative to the book's folder,
+ * as in mdBook.
  */
 function readBookToml(bookDir) {
   const file = path.join(bookDir, 'book.toml');
@@ -21,6 +22,7 @@ function readBookToml(bookDir) {
     language: book.language || 'en',
     src: book.src || 'src',
     additionalCss: html['additional-css'] || [],
+    additionalJs: html['additional-js'] || [],
   };
 }
 
