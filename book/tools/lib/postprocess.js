@@ -13,6 +13,7 @@
 //                each row can be shown as a card instead of overflowing the screen
 //   page nav     "Previous: <chapter>" and "Next: <chapter>" links at the end of every chapter
 //   scripts      book.toml's additional-js, loaded on every page
+//   line breaks  HonKit's <br></br> (two breaks in a browser) becomes <br>
 //
 // Each rule works on HonKit's regular output with plain string rules; none needs a DOM.
 
@@ -98,8 +99,7 @@ function callouts(html) {
       const label = CALLOUTS[word];
       if (!label) return whole;
       const kind = label.toLowerCase().replace(/\s+/g, '-');
-      return `<blockquote class="callout callout-${kind}">${space}<p><strong class="callout-title">${label}</strong>` +
-        (marker ? '' : ' ');
+      return `<blockquote class="callout callout-${kind}">${space}<p><strong class="callout-title">${label}</strong>`;
     });
 }
 
@@ -154,9 +154,14 @@ function inSection(html, fn) {
     (whole, open, inner, close) => open + fn(inner) + close);
 }
 
+// HonKit writes <br> as <br></br>, which a browser reads as two line breaks.
+function lineBreaks(html) {
+  return html.replace(/<br><\/br>/g, '<br>');
+}
+
 /** Applies every rule to one built page. */
 function postprocessPage(html, { pageDir, relRoot, jsFiles }) {
-  let out = inSection(html, (inner) => listings(tables(callouts(headingLinks(figures(inner, pageDir))))));
+  let out = inSection(html, (inner) => listings(tables(callouts(headingLinks(figures(lineBreaks(inner), pageDir))))));
   out = pageNav(out);
   return scripts(out, relRoot, jsFiles);
 }
