@@ -78,7 +78,7 @@ class PackageListTest(unittest.TestCase):
 
     def test_every_command_and_file_the_tool_looks_for_has_its_package(self):
         wanted = {"cmake", "ctest", "ninja", "node", "npm", "chromium", "clang-format",
-                  "pyflakes3", "gnuplot", *environment.PRESET_COMPILER.values(),
+                  "pyflakes3", "dot", *environment.PRESET_COMPILER.values(),
                   *environment.SANITIZER_RUNTIME.values()}
         provided = {t for p in environment.debian_packages() for t in p.provides}
         self.assertEqual(sorted(wanted - provided), [],
