@@ -16,9 +16,15 @@
 #   ws_lessonNN_model_tests, ws_lessonNN_solution_model_tests
 #                          only if tests/NN_topic/model/*.cpp exist: the interleaving
 #                          explorer's scenarios (cmake/WsModel.cmake), named and labelled the same
+#
+# In a one-lesson student edition (./workshop export-student DIR --lesson N, marked by the file
+# .student-edition) only lessons/NN of lesson N is there: the other lessons return quietly.
 function(ws_add_lesson number topic)
   cmake_parse_arguments(PARSE_ARGV 2 LESSON "" "" "SOURCES")
   set(folder ${number}_${topic})
+  if(NOT IS_DIRECTORY ${WS_ROOT}/lessons/${folder} AND EXISTS ${WS_ROOT}/.student-edition)
+    return()  # not part of this edition
+  endif()
   foreach(kind starter solution)
     if(kind STREQUAL "starter")
       set(src_dir ${WS_ROOT}/lessons/${folder})

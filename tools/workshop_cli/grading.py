@@ -1,22 +1,38 @@
-"""`./workshop grade`: grade the starter code (the student's work) of chosen lessons.
+"""`./workshop grade`: grade lessons, one student's checkout, or a whole class.
 
-Per lesson and exercise: tests passed/total under g++, and the same tests under ThreadSanitizer.
-A lesson's score is 80 % its g++ pass rate and 20 % its TSan pass rate (a test that passes under
-g++ but races under TSan loses those points). Writes grade.json, grade.md and grade-junit.xml;
-the exit code says whether the total met the threshold."""
+- `grade [--lessons N]` grades the code of this copy (the starters in lessons/, or with
+  --solution the reference), building in build/grade-default and build/grade-tsan.
+- `grade --submission PATH` grades a student's checkout from a trusted copy of this tree
+  (submission.py): only the lesson's learner_files come from PATH.
+- `grade --class DIR` does that for every checkout under DIR (one folder per student) and
+  writes gradebook.csv; a student whose code does not build, hangs or crashes gets their row
+  and the run goes on.
+- `--hidden DIR` adds DIR/NN_topic/*.cpp to the lessons' tests (in a scratch copy).
+
+Scoring, the same as the Classroom workflow's points: per exercise 10 points times the share of
+its tests that pass under g++ (a test passes only if GoogleTest's report says so, on each of
+--repeat runs); per lesson 5 more when every exercise test passes under g++ and under
+ThreadSanitizer. Tests in other suites (Lesson05TaskFifo, ...) test given code: reported,
+not scored. Warnings are reported and cost nothing. The total is also given in percent, which
+--threshold applies to (exit code 0 when it is met)."""
 from __future__ import annotations
 
-import json
+import os
+import re
+import shutil
+import tempfile
 import time
-import xml.etree.ElementTree as ET
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
-from . import build as b
-from .lessons import Lesson, UsageError, all_lessons
-from .testing import run_lesson_tests, summarise
-
-GPP_WEIGHT, TSAN_WEIGHT = 0.8, 0.2
+from . import build as b, export
+from .args import parse_lesson_spec
+from .classroom import EXERCISE_POINTS, TSAN_POINTS
+from .gtest_run import Outcome, list_tests, run_tests
+from .lessons import ROOT, Lesson, UsageError, all_lessons
+from .submission import (Placed, Workspace, add_hidden_tests, copy_trusted_tree,
+                         place_learner_files, snapshot, warnings_in)
 
 
 @dataclass
@@ -26,6 +42,8 @@ class ExerciseGrade:
     passed: int
     total: int
     tsan_passed: int | None  # None when TSan was not run
+    points: float = 0.0
+    max_points: int = EXERCISE_POINTS
 
 
 @dataclass
@@ -33,125 +51,356 @@ class LessonGrade:
     number: int
     title: str
     exercises: list[ExerciseGrade] = field(default_factory=list)
-    tsan_clean: bool | None = None  # no ThreadSanitizer report in any test
+    tsan_clean: bool | None = None   # no ThreadSanitizer report in any test run under it
+    tsan_points: float = 0.0
+    tsan_max: int = 0
     build_error: str | None = None
-    score: float = 0.0  # 0..100
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    review: list[str] = field(default_factory=list)
+    results: dict[str, Outcome] = field(default_factory=dict)        # g++
+    tsan_results: dict[str, Outcome] = field(default_factory=dict)
+    given: list[str] = field(default_factory=list)  # tests outside the exercises (not scored)
+
+    @property
+    def points(self) -> float:
+        return sum(e.points for e in self.exercises) + self.tsan_points
+
+    @property
+    def max_points(self) -> int:
+        return sum(e.max_points for e in self.exercises) + self.tsan_max
+
+    @property
+    def score(self) -> float:  # percent
+        return 100 * self.points / self.max_points if self.max_points else 0.0
+
+    @property
+    def nn(self) -> str:
+        return f"{self.number:02d}"
+
+
+@dataclass
+class Graded:
+    """One student's (or this copy's) grade, as the reports show it."""
+    what: str
+    student: str | None
+    lessons: list[LessonGrade]
+    started: str
+    finished: str = ""
+    repeat: int = 1
+    tsan: bool = True
+    hidden: list[str] = field(default_factory=list)
+    threshold: float = 100.0
+    error: str | None = None  # the grading itself failed (class runs record it and go on)
+
+    @property
+    def points(self) -> float:
+        return sum(l.points for l in self.lessons)
+
+    @property
+    def max_points(self) -> int:
+        return sum(l.max_points for l in self.lessons)
+
+    @property
+    def total(self) -> float:  # percent
+        return 100 * self.points / self.max_points if self.max_points else 0.0
+
+    @property
+    def passed(self) -> bool:
+        return self.error is None and round(self.total, 2) >= self.threshold
+
+
+def now() -> str:
+    return datetime.now().astimezone().isoformat(timespec="seconds")
 
 
 def parse_range(spec: str | None, lessons: list[Lesson]) -> list[Lesson]:
     """'1-4', '2', '0,3,5' or None (all)."""
     if not spec:
         return lessons
-    wanted: set[int] = set()
-    for part in spec.split(","):
-        lo, _, hi = part.partition("-")
-        try:
-            first, last = int(lo), int(hi or lo)
-        except ValueError:
-            raise UsageError(f"--lessons takes numbers like 1-4 or 0,2; not '{spec}'") from None
-        wanted.update(range(first, last + 1))
-    known = {l.number for l in lessons}
-    unknown = sorted(wanted - known)
-    if unknown:
-        raise UsageError(f"no lesson {unknown[0]}; the lessons are "
-                         + ", ".join(str(n) for n in sorted(known)))
+    try:
+        wanted = parse_lesson_spec(spec)
+    except ValueError as e:
+        raise UsageError(f"--lessons: {e}") from None
     return [l for l in lessons if l.number in wanted]
 
 
-def grade_lesson(lesson: Lesson, *, solution: bool, tsan: bool, junit_cases: list) -> LessonGrade:
-    grade = LessonGrade(lesson.number, lesson.title)
+def exercise_of(lesson: Lesson, test: str) -> int | None:
+    """The exercise a test counts for (its suite LessonNNExK), or None for given code."""
+    suite = test.split(".")[0].split("/")[0]
+    m = re.fullmatch(rf"Lesson{lesson.nn}Ex(\d+)", suite)
+    if m and any(e.number == int(m.group(1)) for e in lesson.exercises):
+        return int(m.group(1))
+    return None
+
+
+def score(lesson: Lesson, grade: LessonGrade, expected: list[str], tsan: bool) -> None:
+    """Fills in the exercises' counts and points from grade.results / grade.tsan_results."""
+    grade.exercises = []
+    grade.given = [t for t in expected if exercise_of(lesson, t) is None]
+    grade.tsan_max = TSAN_POINTS if tsan else 0
+    for ex in lesson.exercises:
+        mine = [t for t in expected if exercise_of(lesson, t) == ex.number]
+        passed = sum(1 for t in mine if t in grade.results and grade.results[t].passed)
+        tsan_passed = (sum(1 for t in mine if t in grade.tsan_results
+                           and grade.tsan_results[t].ok("tsan")) if tsan else None)
+        points = EXERCISE_POINTS * passed / len(mine) if mine else 0.0
+        grade.exercises.append(ExerciseGrade(ex.number, ex.title, passed, len(mine), tsan_passed,
+                                             round(points, 2)))
+        if not mine and grade.build_error is None:
+            grade.notes.append(f"exercise {ex.number} has no tests: it scores nothing")
+    scored = [t for t in expected if exercise_of(lesson, t) is not None]
+    if tsan and grade.build_error is None and scored and grade.tsan_clean and all(
+            t in grade.tsan_results and grade.tsan_results[t].ok("tsan") and
+            grade.results[t].passed for t in scored):
+        grade.tsan_points = TSAN_POINTS
+
+
+def grade_lesson(ws: Workspace, lesson: Lesson, target: str, *, expected: list[str] | None,
+                 tsan: bool, repeat: int, jobs: int, grade: LessonGrade | None = None
+                 ) -> LessonGrade:
+    """Builds `target` in the workspace's grading builds and runs its tests: the `expected`
+    ones (None: whatever the program lists, for a tree that grades itself)."""
+    grade = grade or LessonGrade(lesson.number, lesson.title)
     try:
-        results = run_lesson_tests(lesson, solution=solution, preset="default")
-        tsan_results = run_lesson_tests(lesson, solution=solution, preset="tsan") if tsan else []
+        grade.warnings += warnings_in(ws.build("default", [target]), ws.tree)
     except b.BuildError as e:
-        grade.build_error = str(e)[-3000:]
-        grade.exercises = [ExerciseGrade(ex.number, ex.title, 0, 0, 0 if tsan else None)
-                           for ex in lesson.exercises]
-        junit_cases.append((f"lesson{lesson.nn}", "build", False, grade.build_error))
+        grade.build_error = str(e)[-4000:]
+        score(lesson, grade, expected or [], tsan)
         return grade
-    tsan_by_ex = {s.number: s for s in summarise(lesson, tsan_results)}
-    for s in summarise(lesson, results):
-        t = tsan_by_ex.get(s.number)
-        grade.exercises.append(ExerciseGrade(s.number, s.title, s.passed, s.total,
-                                             t.passed if t else (0 if tsan else None)))
-    for r in results:
-        junit_cases.append((f"lesson{lesson.nn}", f"{r.suite}.{r.test}", r.passed, r.reason()))
-    for r in tsan_results:
-        junit_cases.append((f"lesson{lesson.nn}.tsan", f"{r.suite}.{r.test}", r.passed,
-                            r.reason()))
+    binary = ws.binary("default", target)
+    if expected is None:
+        try:
+            expected = list_tests(binary)
+        except RuntimeError as e:
+            grade.build_error = f"the test program does not list its tests: {e}"
+            score(lesson, grade, [], tsan)
+            return grade
+    runs = ws.build_dir("default") / "test-runs" / lesson.nn
+    shutil.rmtree(runs, ignore_errors=True)
+    grade.results = run_tests(binary, expected, "default", runs, repeat=repeat, jobs=jobs)
     if tsan:
-        grade.tsan_clean = not any("WARNING: ThreadSanitizer" in r.output for r in tsan_results)
-    total = sum(e.total for e in grade.exercises) or 1
-    gpp = sum(e.passed for e in grade.exercises) / total
-    if tsan:
-        grade.score = 100 * (GPP_WEIGHT * gpp +
-                             TSAN_WEIGHT * sum(e.tsan_passed or 0 for e in grade.exercises) / total)
-    else:
-        grade.score = 100 * gpp
+        passing = [t for t in expected if grade.results[t].passed]
+        if not passing:
+            grade.notes.append("ThreadSanitizer: not run (no test passes under g++)")
+        else:
+            try:
+                ws.build("tsan", [target])
+                runs = ws.build_dir("tsan") / "test-runs" / lesson.nn
+                shutil.rmtree(runs, ignore_errors=True)
+                grade.tsan_results = run_tests(ws.binary("tsan", target), passing, "tsan", runs,
+                                               repeat=repeat, jobs=jobs)
+                grade.tsan_clean = not any("WARNING: ThreadSanitizer" in o.output
+                                           for o in grade.tsan_results.values())
+                if len(passing) < len(expected):
+                    grade.notes.append(f"ThreadSanitizer: ran the {len(passing)} tests that "
+                                       "pass under g++")
+            except b.BuildError as e:
+                grade.notes.append("the ThreadSanitizer build failed: " +
+                                   str(e).strip().splitlines()[0][:200])
+    score(lesson, grade, expected, tsan)
     return grade
 
 
-def markdown(grades: list[LessonGrade], total: float, threshold: float, what: str) -> str:
-    lines = [f"# Grade report ({what})", "",
-             f"Total: **{total:.1f} / 100** (pass threshold {threshold:g}): "
-             f"**{'PASS' if total >= threshold else 'FAIL'}**", "",
-             "| lesson | exercise | tests (g++) | tests (TSan) | score |",
-             "| --- | --- | --- | --- | --- |"]
-    for g in grades:
-        if g.build_error:
-            lines.append(f"| {g.number:02d} {g.title} | — | does not build | — | 0.0 |")
-            continue
-        for i, e in enumerate(g.exercises):
-            tsan = "—" if e.tsan_passed is None else f"{e.tsan_passed}/{e.total}"
-            score = f"{g.score:.1f}" if i == 0 else ""
-            name = f"{g.number:02d} {g.title}" if i == 0 else ""
-            lines.append(f"| {name} | {e.number}: {e.title} | {e.passed}/{e.total} | {tsan} | "
-                         f"{score} |")
-        if g.tsan_clean is not None:
-            clean = "yes" if g.tsan_clean else "NO: data races reported"
-            lines.append(f"| | TSan clean: {clean} | | | |")
-    lines += ["", f"Scoring: each lesson counts equally; within a lesson, {GPP_WEIGHT:.0%} for "
-              f"the tests passing under g++ and {TSAN_WEIGHT:.0%} for the same tests passing "
-              "under ThreadSanitizer.", ""]
-    return "\n".join(lines)
+def test_target(lesson: Lesson, solution: bool) -> str:
+    return f"ws_lesson{lesson.nn}{'_solution' if solution else ''}_tests"
 
 
-def junit(cases: list) -> ET.ElementTree:
-    suites = ET.Element("testsuites")
-    by_suite: dict[str, ET.Element] = {}
-    for suite_name, name, passed, reason in cases:
-        suite = by_suite.get(suite_name)
-        if suite is None:
-            suite = by_suite[suite_name] = ET.SubElement(suites, "testsuite", name=suite_name)
-        case = ET.SubElement(suite, "testcase", classname=suite_name, name=name)
-        if not passed:
-            ET.SubElement(case, "failure", message=(reason.splitlines() or ["failed"])[0][:200]
-                          ).text = reason
-    for suite in by_suite.values():
-        cases_ = list(suite)
-        suite.set("tests", str(len(cases_)))
-        suite.set("failures", str(sum(1 for c in cases_ if c.find("failure") is not None)))
-    return ET.ElementTree(suites)
+# ---------------------------------------------------------------------------------------------
+# grading this copy
 
 
-def run_grade(spec: str | None, out: Path, *, threshold: float, tsan: bool,
-              solution: bool) -> int:
-    lessons = parse_range(spec, all_lessons())
-    cases: list = []
-    grades = []
-    for lesson in lessons:
-        b.progress(f"grading lesson {lesson.nn} ...")
-        grades.append(grade_lesson(lesson, solution=solution, tsan=tsan, junit_cases=cases))
-    total = sum(g.score for g in grades) / len(grades)
+def grade_here(lessons: list[Lesson], *, solution: bool, tsan: bool, repeat: int, jobs: int,
+               threshold: float) -> Graded:
     what = "reference solutions" if solution else "starter code in lessons/"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "grade.json").write_text(json.dumps({
-        "graded": what, "time": time.strftime("%Y-%m-%d %H:%M:%S"), "total": round(total, 2),
-        "threshold": threshold, "passed": total >= threshold,
-        "lessons": [asdict(g) for g in grades]}, indent=2))
-    md = markdown(grades, total, threshold, what)
-    (out / "grade.md").write_text(md)
-    junit(cases).write(out / "grade-junit.xml", encoding="utf-8", xml_declaration=True)
-    print(md)
-    print(f"reports: {out}/grade.json, grade.md, grade-junit.xml")
-    return 0 if total >= threshold else 1
+    graded = Graded(what, None, [], now(), repeat=repeat, tsan=tsan, threshold=threshold)
+    ws = Workspace(ROOT, ROOT / "build")
+    for lesson in lessons:
+        b.progress(f"grading lesson {lesson.nn} ({what}) ...")
+        graded.lessons.append(grade_lesson(ws, lesson, test_target(lesson, solution),
+                                           expected=None, tsan=tsan, repeat=repeat, jobs=jobs))
+    graded.finished = now()
+    return graded
+
+
+# ---------------------------------------------------------------------------------------------
+# grading from a trusted copy
+
+
+class TrustedCopy:
+    """A scratch copy of this tree, built once with the instructors' code (and hidden tests),
+    from which each submission gets a fresh copy."""
+
+    def __init__(self, lessons: list[Lesson], *, hidden: Path | None, tsan: bool,
+                 keep_solutions: bool = False):
+        self.lessons, self.tsan = lessons, tsan
+        self.scratch = Path(tempfile.mkdtemp(prefix="ws-grade-"))
+        self.tree = self.scratch / "tree"
+        self.pristine = self.scratch / "pristine"
+        self.ws = Workspace(self.tree, self.tree / "build")
+        self.expected: dict[int, list[str]] = {}
+        self.hidden: list[str] = []
+        self.fresh = True
+        self._prepare(hidden, keep_solutions)
+
+    def _prepare(self, hidden: Path | None, keep_solutions: bool) -> None:
+        b.progress(f"grading copy of the instructors' tree in {self.scratch} ...")
+        copy_trusted_tree(ROOT, self.tree, export._files(ROOT))
+        if hidden is not None:
+            self.hidden = add_hidden_tests(hidden, self.tree, self.lessons)
+            b.progress(f"hidden tests: {', '.join(self.hidden) or 'none for these lessons'}")
+        has_solutions = {l.number: (self.tree / "solutions" / l.folder).is_dir()
+                         for l in self.lessons}
+        for preset in ("default", "tsan") if self.tsan else ("default",):
+            targets = []
+            for l in self.lessons:
+                targets.append(test_target(l, False))
+                if has_solutions[l.number] and (preset == "default" or keep_solutions):
+                    targets.append(test_target(l, True))
+            b.progress(f"building the instructors' code ({preset}) ...")
+            try:
+                self.ws.build(preset, targets)
+            except b.BuildError as e:
+                raise b.BuildError("the instructors' tree does not build for grading"
+                                   + (" (with the hidden tests)" if self.hidden else "")
+                                   + f":\n{e}") from None
+        for l in self.lessons:
+            reference = test_target(l, has_solutions[l.number])
+            try:
+                self.expected[l.number] = list_tests(self.ws.binary("default", reference))
+            except RuntimeError as e:
+                raise b.BuildError(f"the instructors' {reference} does not list its tests: "
+                                   f"{e}") from None
+        if not keep_solutions:
+            # From here on student code is compiled: it must not be able to #include these.
+            shutil.rmtree(self.tree / "solutions", ignore_errors=True)
+            snapshot(self.tree, self.pristine)
+
+    def fresh_tree(self) -> None:
+        if not self.fresh:
+            shutil.rmtree(self.tree, ignore_errors=True)
+            snapshot(self.pristine, self.tree)
+        self.fresh = False
+
+    def grade(self, name: str, submission: Path, *, repeat: int, jobs: int,
+              threshold: float) -> Graded:
+        graded = Graded(f"submission {submission}", name, [], now(), repeat=repeat,
+                        tsan=self.tsan, hidden=self.hidden, threshold=threshold)
+        self.fresh_tree()
+        for lesson in self.lessons:
+            grade = LessonGrade(lesson.number, lesson.title)
+            placed = place_learner_files(submission, lesson, self.tree)
+            _note_placed(grade, placed)
+            expected = self.expected[lesson.number]
+            if placed.nothing:
+                grade.build_error = (f"not submitted: none of {', '.join(lesson.learner_files)} "
+                                     f"is in lessons/{lesson.folder}/")
+                score(lesson, grade, expected, self.tsan)
+            else:
+                b.progress(f"  {name}: lesson {lesson.nn} ...")
+                grade_lesson(self.ws, lesson, test_target(lesson, False), expected=expected,
+                             tsan=self.tsan, repeat=repeat, jobs=jobs, grade=grade)
+            graded.lessons.append(grade)
+        graded.finished = now()
+        return graded
+
+    def grade_reference(self, *, repeat: int, jobs: int, threshold: float) -> Graded:
+        graded = Graded("reference solutions (with the hidden tests)", None, [], now(),
+                        repeat=repeat, tsan=self.tsan, hidden=self.hidden, threshold=threshold)
+        for lesson in self.lessons:
+            graded.lessons.append(grade_lesson(
+                self.ws, lesson, test_target(lesson, True), expected=self.expected[lesson.number],
+                tsan=self.tsan, repeat=repeat, jobs=jobs))
+        graded.finished = now()
+        return graded
+
+    def close(self) -> None:
+        if os.environ.get("WS_GRADE_KEEP"):
+            b.progress(f"kept the grading copy: {self.scratch}")
+            return
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def _note_placed(grade: LessonGrade, placed: Placed) -> None:
+    for rel in placed.missing:
+        grade.notes.append(f"{rel} is not in the submission: the starter's was used")
+    grade.notes += placed.refused
+    grade.review += placed.review
+
+
+def lessons_in(folders: list[Path], lessons: list[Lesson]) -> list[Lesson]:
+    return [l for l in lessons if any((f / "lessons" / l.folder).is_dir() for f in folders)]
+
+
+def students_in(class_dir: Path) -> list[tuple[str, Path]]:
+    return [(p.name, p) for p in sorted(class_dir.iterdir())
+            if p.is_dir() and not p.name.startswith(".")]
+
+
+# ---------------------------------------------------------------------------------------------
+# the command
+
+
+def run_grade(spec: str | None, out: Path, *, threshold: float, tsan: bool, solution: bool,
+              submission: Path | None = None, class_dir: Path | None = None,
+              hidden: Path | None = None, repeat: int = 1, jobs: int = 2) -> int:
+    from . import gradebook
+    lessons = all_lessons()
+    if submission is not None or class_dir is not None:
+        if solution:
+            raise UsageError("--solution grades the reference; --submission and --class grade "
+                             "students: choose one")
+        folders = [submission] if submission is not None else \
+            [p for _, p in students_in(class_dir)]
+        chosen = parse_range(spec, lessons) if spec else lessons_in(folders, lessons)
+        if not chosen:
+            raise UsageError("no lesson to grade: the checkout has none of the lessons' folders "
+                             "(lessons/NN_topic); name them with --lessons")
+    else:
+        chosen = parse_range(spec, lessons)
+    if not chosen:
+        raise UsageError("no lesson to grade")
+    gradebook.prepare_output(out)
+    started = time.monotonic()
+
+    if submission is None and class_dir is None and hidden is None:
+        graded = grade_here(chosen, solution=solution, tsan=tsan, repeat=repeat, jobs=jobs,
+                            threshold=threshold)
+        return gradebook.finish_one(graded, out)
+
+    copy = TrustedCopy(chosen, hidden=hidden, tsan=tsan, keep_solutions=solution)
+    try:
+        if submission is None and class_dir is None:  # --hidden alone: this copy's code
+            if solution:
+                graded = copy.grade_reference(repeat=repeat, jobs=jobs, threshold=threshold)
+            else:
+                graded = copy.grade("this copy", ROOT, repeat=repeat, jobs=jobs,
+                                    threshold=threshold)
+                graded.what = "starter code in lessons/ (with the hidden tests)"
+            return gradebook.finish_one(graded, out)
+        if submission is not None:
+            graded = copy.grade(submission.name, submission, repeat=repeat, jobs=jobs,
+                                threshold=threshold)
+            return gradebook.finish_one(graded, out)
+        rows = []
+        for name, path in students_in(class_dir):
+            b.progress(f"grading {name} ...")
+            try:
+                graded = copy.grade(name, path, repeat=repeat, jobs=jobs, threshold=threshold)
+            except Exception as e:  # one student's trouble never stops the class
+                graded = Graded(f"submission {path}", name, [], now(), repeat=repeat,
+                                tsan=tsan, threshold=threshold,
+                                error=f"grading failed: {type(e).__name__}: {e}")
+                copy.fresh = False
+            gradebook.write_reports(graded, out / gradebook.safe_name(name))
+            rows.append(graded)
+            gradebook.write_gradebook(rows, chosen, out)  # after each student: never lost
+            b.progress(f"  {name}: {graded.points:.2f} / {graded.max_points} points"
+                       + (f" ({graded.error})" if graded.error else ""))
+        path = gradebook.write_gradebook(rows, chosen, out)
+        print(gradebook.class_summary(rows))
+        print(f"gradebook: {path}; each student's reports in {out}/<student>/ "
+              f"({time.monotonic() - started:.0f} s)")
+        return 0 if all(r.error is None for r in rows) else 1
+    finally:
+        copy.close()

@@ -26,6 +26,9 @@ class Lesson:
     title: str
     summary: str
     exercises: list[Exercise] = field(default_factory=list)
+    # The files the learner writes (lesson.toml's learner_files): the only files that grading
+    # from a trusted copy takes from a student's checkout.
+    learner_files: list[str] = field(default_factory=list)
 
     @property
     def nn(self) -> str:
@@ -51,12 +54,14 @@ def all_lessons(root: Path = ROOT) -> list[Lesson]:
         meta = tomllib.loads(meta_path.read_text()) if meta_path.exists() else {}
         exercises = [Exercise(int(e["number"]), e["title"]) for e in meta.get("exercise", [])]
         lessons.append(Lesson(int(folder.name[:2]), folder.name, meta.get("title", folder.name[3:]),
-                              meta.get("summary", ""), exercises))
+                              meta.get("summary", ""), exercises,
+                              [str(f) for f in meta.get("learner_files", [])]))
     return lessons
 
 
 def lesson_list_text(lessons: list[Lesson]) -> str:
-    return "\n".join(f"  {l.number:>2}  {l.title}" for l in lessons)
+    """The lessons on one line (an error message is one line)."""
+    return "; ".join(f"{l.number} ({l.title})" for l in lessons) or "none"
 
 
 def find_lesson(spec: str, root: Path = ROOT) -> Lesson:
@@ -67,4 +72,4 @@ def find_lesson(spec: str, root: Path = ROOT) -> Lesson:
         for lesson in lessons:
             if lesson.number == int(m.group(1)):
                 return lesson
-    raise UsageError(f"there is no lesson '{spec}'. The lessons are:\n{lesson_list_text(lessons)}")
+    raise UsageError(f"there is no lesson '{spec}'. The lessons are: {lesson_list_text(lessons)}")

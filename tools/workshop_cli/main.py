@@ -9,6 +9,7 @@ from pathlib import Path
 from . import (benchmarks, breakit, build as b, carry, charts, check, classroom, export, grading,
                hints, node, testing, watch)
 from .lessons import ROOT, UsageError, all_lessons, find_lesson
+from . import args as argtypes
 
 EPILOG = """\
 examples:
@@ -126,16 +127,28 @@ def cmd_check(args) -> int:
 def cmd_grade(args) -> int:
     if args.solution and export.is_student_edition():
         raise UsageError("this is the student edition: it has no solutions/ to grade")
-    return grading.run_grade(args.lessons, Path(args.out).resolve(), threshold=args.threshold,
-                             tsan=not args.no_tsan, solution=args.solution)
+    if args.submission and args.class_dir:
+        raise UsageError("--submission grades one checkout, --class a folder of them: "
+                         "choose one")
+    return grading.run_grade(args.lessons, Path(args.out), threshold=args.threshold,
+                             tsan=not args.no_tsan, solution=args.solution,
+                             submission=args.submission, class_dir=args.class_dir,
+                             hidden=args.hidden, repeat=args.repeat, jobs=args.jobs)
 
 
 def cmd_export_student(args) -> int:
-    return export.export_student(Path(args.dir))
+    if export.is_student_edition():
+        raise UsageError("this is already a student edition: export from the instructors' "
+                         "copy")
+    return export.export_student(args.dir, args.lesson)
 
 
-def cmd_classroom_workflow(_args) -> int:
-    print(classroom.workflow(all_lessons()), end="")
+def cmd_classroom_workflow(args) -> int:
+    if args.lesson is None:
+        print(classroom.workflow(all_lessons()), end="")
+    else:
+        lesson = find_lesson(str(args.lesson))
+        print(classroom.workflow([lesson], single_lesson=True), end="")
     return 0
 
 
@@ -232,13 +245,15 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--tsan", action="store_true", help="under ThreadSanitizer (clang)")
     t.add_argument("--asan", action="store_true", help="under AddressSanitizer + UBSan (clang)")
     t.add_argument("--verbose", "-v", action="store_true", help="show every failure")
-    t.add_argument("--jobs", "-j", type=int, default=2, help="tests run at once (default 2)")
+    t.add_argument("--jobs", "-j", type=argtypes.positive_int, default=2,
+                   help="tests run at once (default 2)")
     t.set_defaults(func=cmd_test)
 
     h = sub.add_parser("hint", help="hints for an exercise, from a nudge to nearly the answer")
     h.add_argument("lesson")
     h.add_argument("exercise", type=int, nargs="?")
-    h.add_argument("--level", type=int, default=1, help="show hints 1..LEVEL (default 1)")
+    h.add_argument("--level", type=argtypes.positive_int, default=1,
+                   help="show hints 1..LEVEL (default 1)")
     h.add_argument("--all", action="store_true", help="show every hint")
     h.set_defaults(func=cmd_hint)
 
@@ -246,13 +261,15 @@ def parser() -> argparse.ArgumentParser:
                                  ("tour", cmd_tour, "every lesson's pool against the peers")):
         s = sub.add_parser(name, help=helptext)
         if name == "bench":
-            s.add_argument("lesson")
+            s.add_argument("lesson", type=argtypes.bench_lesson)
             s.add_argument("--solution", action="store_true",
                            help="measure the reference solution instead of your code "
                                 "(--save-to-book always does)")
-        s.add_argument("--repetitions", type=int, default=3, help="runs per benchmark (median)")
-        s.add_argument("--min-time", type=float, default=0.2, help="seconds per repetition")
-        s.add_argument("--filter", help="only benchmarks matching this regex")
+        s.add_argument("--repetitions", type=argtypes.positive_int, default=3,
+                       help="runs per benchmark (median)")
+        s.add_argument("--min-time", type=argtypes.positive_float, default=0.2,
+                       help="seconds per repetition")
+        s.add_argument("--filter", type=argtypes.regex, help="only benchmarks matching this regex")
         s.add_argument("--save-to-book", action="store_true",
                        help="copy the JSON and the SVG chart to book/src/charts/")
         s.set_defaults(func=func)
@@ -261,21 +278,45 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--quick", action="store_true", help="skip ASan, benchmarks and the book")
     c.set_defaults(func=cmd_check)
 
-    g = sub.add_parser("grade", help="grade the starter code: JSON, Markdown and JUnit reports")
-    g.add_argument("--lessons", help="which lessons, e.g. 1-4 or 0,2 (default: all)")
-    g.add_argument("--out", default="reports", help="folder for the reports (default reports/)")
-    g.add_argument("--threshold", type=float, default=100.0,
-                   help="total score (0-100) needed for exit code 0 (default 100)")
+    g = sub.add_parser("grade", help="grade lessons, a student's checkout (--submission) or a "
+                       "class (--class): JSON, Markdown and JUnit reports, gradebook.csv")
+    g.add_argument("--lessons", type=argtypes.lesson_spec,
+                   help="which lessons, e.g. 1-4 or 0,2 (default: all; with --submission or "
+                        "--class, those the checkouts have)")
+    g.add_argument("--out", type=argtypes.output_dir, default="reports",
+                   help="folder for the reports (default reports/)")
+    g.add_argument("--threshold", type=argtypes.percent, default=100.0,
+                   help="total score in percent (0-100) needed for exit code 0 (default 100)")
     g.add_argument("--no-tsan", action="store_true", help="skip the ThreadSanitizer run")
     g.add_argument("--solution", action="store_true", help="grade the reference solutions")
+    g.add_argument("--submission", type=argtypes.submission_dir, metavar="PATH",
+                   help="a student's checkout, graded from a trusted copy of this tree: only "
+                        "the lessons' learner_files are taken from it")
+    g.add_argument("--class", dest="class_dir", type=argtypes.class_dir, metavar="DIR",
+                   help="a folder with one student's checkout per subfolder: grades each as "
+                        "--submission does and writes gradebook.csv")
+    g.add_argument("--hidden", type=argtypes.hidden_dir, metavar="DIR",
+                   help="hidden tests: DIR/NN_topic/*.cpp, added to the lessons' tests")
+    g.add_argument("--repeat", type=argtypes.positive_int, default=1, metavar="K",
+                   help="run each test K times; it passes only if all K pass (default 1)")
+    g.add_argument("--jobs", "-j", type=argtypes.positive_int, default=2,
+                   help="tests run at once (default 2)")
     g.set_defaults(func=cmd_grade)
 
-    e = sub.add_parser("export-student", help="a copy for students, without the solutions")
-    e.add_argument("dir", help="a new, empty folder outside this repository")
+    e = sub.add_parser("export-student", help="a copy for students without the solutions: one "
+                       "lesson's assignment (--lesson N) or the whole course")
+    e.add_argument("dir", type=argtypes.export_dir,
+                   help="a new, empty folder outside this repository")
+    e.add_argument("--lesson", type=argtypes.lesson_number,
+                   help="only this lesson: nothing of later lessons (whose starters hold its "
+                        "answers)")
     e.set_defaults(func=cmd_export_student)
 
-    sub.add_parser("classroom-workflow", help="print the GitHub Classroom autograding workflow "
-                   "(.github/workflows/classroom.yml)").set_defaults(func=cmd_classroom_workflow)
+    cw = sub.add_parser("classroom-workflow", help="print the GitHub Classroom autograding "
+                        "workflow (.github/workflows/classroom.yml)")
+    cw.add_argument("--lesson", type=argtypes.lesson_number,
+                    help="one assignment's workflow (as export-student --lesson writes it)")
+    cw.set_defaults(func=cmd_classroom_workflow)
 
     w = sub.add_parser("watch", help="re-run a lesson's tests whenever its files change")
     w.add_argument("lesson")
