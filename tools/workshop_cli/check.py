@@ -15,7 +15,7 @@ from .ctest import run_ctest
 from .environment import install_hint
 from .lessons import ROOT, Lesson, UsageError, all_lessons
 from .node import BOOK, ensure_book_dependencies
-from .testing import summarise
+from .testing import given_tests, summarise
 
 
 class StepFailed(Exception):
@@ -45,22 +45,39 @@ def _starters_fail_each_exercise(lessons: list[Lesson]) -> Callable[[], str]:
         b.build("default")
         junit = b.build_dir("default") / "reports" / "check-starters.xml"
         results = run_ctest("default", r"^lesson[0-9]+\.starter\.", junit)
-        problems, checked = [], 0
+        problems, checked, notes, given_count = [], 0, [], 0
         for lesson in lessons:
             mine = [r for r in results if r.name.startswith(f"lesson{lesson.nn}.starter.")]
             summaries = {s.number: s for s in summarise(lesson, mine)}
+            given = given_tests(lesson)
+            given_count += len(given)
             for ex in lesson.exercises:
                 checked += 1
                 s = summaries.get(ex.number)
-                if s is None:
-                    problems.append(f"lesson {lesson.nn} exercise {ex.number} has no tests")
+                if s is None or s.total == 0:
+                    problems.append(f"lesson {lesson.nn} exercise {ex.number} has no tests "
+                                    "(beyond given ones)")
                 elif s.passed == s.total:
                     problems.append(f"lesson {lesson.nn} exercise {ex.number} ({ex.title}): "
                                     f"the starter passes all {s.total} of its tests — "
                                     "it ships solved or its tests cannot fail")
+            names = {f"{r.suite}.{r.test}": r for r in mine}
+            for name in sorted(given):
+                if name not in names:
+                    problems.append(f"lessons/{lesson.folder}/lesson.toml: given test {name} "
+                                    "does not exist")
+                elif not names[name].passed:
+                    problems.append(f"lesson {lesson.nn}: given test {name} fails on the "
+                                    "untouched starter: it is not given, or the starter broke")
+            for name, r in sorted(names.items()):
+                if r.passed and name not in given and r.exercise is not None:
+                    notes.append(f"{name}")
         if problems:
             raise StepFailed("\n".join(problems))
-        return f"{checked} exercises, each with a failing test in its starter"
+        extra = (f"; {len(notes)} other test(s) passed on a starter this time (by luck, or "
+                 f"given and undeclared): {', '.join(notes[:6])}" if notes else "")
+        return (f"{checked} exercises, each with a failing test in its starter; {given_count} "
+                f"given tests pass{extra}")
     return step
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import re
 import time
+import tomllib
 from dataclasses import dataclass
 
 from . import build as b
@@ -21,6 +22,23 @@ class ExerciseSummary:
     passed: int
     total: int
     failures: list[TestResult]
+    given: int = 0          # tests of given code (lesson.toml's given_tests), not counted above
+    given_failing: int = 0  # of those, failing: the learner broke something that worked
+
+    @property
+    def done(self) -> bool:
+        return self.passed == self.total and self.given_failing == 0
+
+
+def given_tests(lesson: Lesson) -> set[str]:
+    """Suite.Test names that check code the starter already holds (lesson.toml's given_tests):
+    they pass before any work, so they say nothing about an exercise being done, only that
+    it did not break what was given."""
+    path = ROOT / "lessons" / lesson.folder / "lesson.toml"
+    try:
+        return set(tomllib.loads(path.read_text()).get("given_tests", []))
+    except (OSError, tomllib.TOMLDecodeError):
+        return set()
 
 
 def test_target(lesson: Lesson, solution: bool) -> str:
@@ -42,13 +60,17 @@ def run_lesson_tests(lesson: Lesson, *, solution: bool, preset: str,
 
 
 def summarise(lesson: Lesson, results: list[TestResult]) -> list[ExerciseSummary]:
+    given = given_tests(lesson)
     out = []
     for ex in lesson.exercises:
         mine = [r for r in results if r.exercise == ex.number]
         if not mine:
             continue
-        out.append(ExerciseSummary(ex.number, ex.title, sum(r.passed for r in mine), len(mine),
-                                   [r for r in mine if not r.passed]))
+        own = [r for r in mine if f"{r.suite}.{r.test}" not in given]
+        kept = [r for r in mine if f"{r.suite}.{r.test}" in given]
+        out.append(ExerciseSummary(ex.number, ex.title, sum(r.passed for r in own), len(own),
+                                   [r for r in mine if not r.passed], len(kept),
+                                   sum(not r.passed for r in kept)))
     return out
 
 
@@ -70,9 +92,16 @@ def print_report(lesson: Lesson, summaries: list[ExerciseSummary], *, what: str,
     print(f"\nlesson {lesson.nn}: {lesson.title} ({what})")
     width = max((len(s.title) for s in summaries), default=10) + 4
     failing_before: list[int] = []
+    done = sum(s.done for s in summaries)
+    print(f"  {done} of {len(summaries)} exercises done")
     for s in summaries:
-        mark = "ok  " if s.passed == s.total else "FAIL"
-        print(f"  {mark} exercise {s.number}: {s.title:<{width}} {s.passed}/{s.total} tests pass")
+        mark = "ok  " if s.done else "FAIL"
+        kept = ""
+        if s.given:
+            kept = (f"  (+{s.given} given: pass from the start)" if not s.given_failing else
+                    f"  ({s.given_failing} of {s.given} given tests now FAIL: what worked broke)")
+        print(f"  {mark} exercise {s.number}: {s.title:<{width}} {s.passed}/{s.total} tests "
+              f"pass{kept}")
         shown = s.failures if verbose else s.failures[:2]
         for r in shown:
             print(f"         x {r.suite}.{r.test}")
@@ -83,7 +112,7 @@ def print_report(lesson: Lesson, summaries: list[ExerciseSummary], *, what: str,
             earlier = ", ".join(str(n) for n in failing_before)
             print(f"         note: these tests also run the code of exercise {earlier}, which "
                   "fails too: a hang here often comes from there, so start with it")
-        if s.passed < s.total:
+        if not s.done:
             failing_before.append(s.number)
         if len(shown) < len(s.failures):
             print(f"         ... and {len(s.failures) - len(shown)} more failing "
@@ -127,7 +156,7 @@ def run_test(lesson: Lesson, exercise: int | None = None, solution: bool = False
     ok = all(r.passed for r in results)
     passed = sum(r.passed for r in results)
     if not ok and not solution:
-        first = next(s for s in summaries if s.passed < s.total)
+        first = next(s for s in summaries if not s.done)
         needed = [int(m.group(2)) for r in first.failures
                   if (m := NOT_IMPLEMENTED.search(r.reason()))]
         start = min([first.number, *needed])
@@ -146,7 +175,9 @@ def record_status(lesson: Lesson, kind: str, preset: str,
         data = {}
     entry = data.setdefault(f"{lesson.nn}/{kind}/{preset}", {"exercises": {}})
     entry["time"] = time.strftime("%Y-%m-%d %H:%M:%S")
-    entry["exercises"].update({str(s.number): [s.passed, s.total] for s in summaries})
+    # given tests included: an exercise is done when every one of its tests passes
+    entry["exercises"].update({str(s.number): [s.passed + s.given - s.given_failing,
+                                               s.total + s.given] for s in summaries})
     STATUS_FILE.write_text(json.dumps(data, indent=2, sort_keys=True))
 
 
