@@ -161,5 +161,32 @@ SUMMARY: ThreadSanitizer: data race /work/x/lessons/01_shared_queue/thread_pool.
         self.assertEqual(m.group(5), "Exception: SegFault")
 
 
+class TranscriptTest(unittest.TestCase):
+    """The book's transcripts are real runs of the current examples (./workshop transcripts)."""
+
+    def test_every_transcript_matches_its_source_and_what_the_chapter_reads_in_it(self):
+        from workshop_cli import transcripts
+        for name in transcripts.TRANSCRIPTS:
+            self.assertEqual(transcripts.check_against_source(name), [], name)
+            text = (transcripts.EXAMPLES / f"{name}.transcript.txt").read_text()
+            self.assertEqual(transcripts.check_output(name, text), [], name)
+
+    def test_a_shifted_source_line_is_caught(self):
+        from workshop_cli import transcripts
+        with tempfile.TemporaryDirectory() as tmp:
+            old = transcripts.EXAMPLES
+            try:
+                transcripts.EXAMPLES = Path(tmp)
+                (Path(tmp) / "racy_counter.transcript.txt").write_text(
+                    (old / "racy_counter.transcript.txt").read_text())
+                source = (old / "racy_counter.cpp").read_text().splitlines()
+                # the ++counter line moved down by one: the report now names a blank
+                shifted = source[:9] + [""] + ["        ;"] + source[10:]
+                (Path(tmp) / "racy_counter.cpp").write_text("\n".join(shifted))
+                self.assertTrue(transcripts.check_against_source("racy_counter"))
+            finally:
+                transcripts.EXAMPLES = old
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -172,6 +172,13 @@ def cmd_break_it(args) -> int:
     return breakit.run_patch(lesson, args.patch)
 
 
+def cmd_transcripts(_args) -> int:
+    from . import transcripts
+    for path in transcripts.make_all():
+        print(f"wrote {path.relative_to(ROOT)}")
+    return 0
+
+
 def cmd_sync(args) -> int:
     if export.is_student_edition():
         raise UsageError("this is the student edition: carried files come from solutions/, "
@@ -329,6 +336,10 @@ def parser() -> argparse.ArgumentParser:
     bi.add_argument("patch", nargs="?", help="the patch's name (or its number, e.g. 01); "
                     "without it, the lesson's patches are listed")
     bi.set_defaults(func=cmd_break_it)
+
+    sub.add_parser("transcripts", help="run the book's example programs again and write their "
+                   "transcripts (book/src/examples/*.transcript.txt)").set_defaults(
+        func=cmd_transcripts)
 
     sy = sub.add_parser("sync", help="regenerate the files lessons carry from earlier lessons "
                         "(lesson.toml's [[carried]])")
