@@ -23,6 +23,7 @@
 
 namespace ws::lesson03 {
 
+// ANCHOR: class
 class ThreadPool {
   public:
     // Starts `num_workers` threads; 0 → std::invalid_argument.
@@ -82,5 +83,6 @@ class ThreadPool {
     std::atomic<bool> stopping_{false};
     std::vector<std::thread> threads_;
 };
+// ANCHOR_END: class
 
 }  // namespace ws::lesson03

@@ -18,6 +18,7 @@
 
 namespace ws::lesson05 {
 
+// ANCHOR: task_fifo
 class TaskFifo {
   public:
     bool empty() const noexcept { return size_ == 0; }
@@ -57,5 +58,6 @@ class TaskFifo {
     std::size_t head_ = 0;     // the slot of the oldest task
     std::size_t size_ = 0;     // tasks in the ring
 };
+// ANCHOR_END: task_fifo
 
 }  // namespace ws::lesson05

@@ -8,6 +8,7 @@ namespace ws::lesson05 {
 
 namespace {
 
+// ANCHOR: identity
 // Who the current thread is: which pool it works for (if any) and its index there. Set once by
 // each worker; lets spawn find the worker's own queue and wait_idle refuse to deadlock.
 struct WorkerIdentity {
@@ -15,6 +16,7 @@ struct WorkerIdentity {
     std::size_t index = 0;
 };
 thread_local WorkerIdentity tl_worker;
+// ANCHOR_END: identity
 
 }  // namespace
 
@@ -37,6 +39,7 @@ ThreadPool::ThreadPool(Config config)
         threads_.emplace_back([this, i] { worker_loop(i); });
 }
 
+// ANCHOR: spawn
 void ThreadPool::spawn(Task task) {
     if (!task) throw std::invalid_argument("ThreadPool::spawn: the task is empty");
     if (tl_worker.pool == this) {
@@ -74,7 +77,9 @@ void ThreadPool::spawn(Task task) {
     }
     wake_one();
 }
+// ANCHOR_END: spawn
 
+// ANCHOR: worker_loop
 void ThreadPool::worker_loop(std::size_t index) {
     tl_worker = {this, index};
     XorShift rng(index + 1);  // this worker's own generator: no shared RNG state to fight over
@@ -125,6 +130,7 @@ std::unique_ptr<Task> ThreadPool::find_task(std::size_t index, XorShift& rng, Ta
     if (take_shared(outside)) return nullptr;
     return steal(index, rng);
 }
+// ANCHOR_END: worker_loop
 
 // Moves the oldest task from outside into `out` (which is empty); false if there was none.
 bool ThreadPool::take_shared(Task& out) {
@@ -138,6 +144,7 @@ bool ThreadPool::take_shared(Task& out) {
     return true;
 }
 
+// ANCHOR: steal
 std::unique_ptr<Task> ThreadPool::steal(std::size_t thief, XorShift& rng) {
     const std::size_t n = workers_.size();
     if (n == 1) return nullptr;
@@ -153,7 +160,9 @@ std::unique_ptr<Task> ThreadPool::steal(std::size_t thief, XorShift& rng) {
     }
     return nullptr;
 }
+// ANCHOR_END: steal
 
+// ANCHOR: steal_batch
 // Takes up to half of what the victim's deque holds, one task per CAS: returns the first (to
 // run now) and pushes the others onto the thief's own deque; nullptr if it got nothing.
 //
@@ -193,7 +202,9 @@ Task* ThreadPool::steal_batch(Worker& victim, Worker& me) {
     }
     return first;
 }
+// ANCHOR_END: steal_batch
 
+// ANCHOR: park
 // The recheck of a worker that announced it is about to sleep: every place a task can be
 // published, with seq_cst loads (the deques' is_empty() and shared_size_), so that the
 // parker's argument holds: a spawn either sees this worker's announcement (and wakes someone)
@@ -226,7 +237,9 @@ void ThreadPool::wake_one() {
         parker_.notify_one();  // one load while nobody sleeps or somebody searches
     }
 }
+// ANCHOR_END: park
 
+// ANCHOR: run_task
 void ThreadPool::run_task(Task& task, std::size_t index) {
     std::exception_ptr error;
     try {
@@ -243,7 +256,9 @@ void ThreadPool::run_task(Task& task, std::size_t index) {
     workers_[index]->executed.fetch_add(1, std::memory_order_relaxed);
     ++workers_[index]->unreported;  // taken off pending_ later, by report_finished
 }
+// ANCHOR_END: run_task
 
+// ANCHOR: pending
 // Lesson 03's private tally: pending_ counts the tasks queued or running anywhere, and a shared
 // count changed twice per task would bounce between the cores on every task. A worker keeps a
 // tally of the tasks it finished but has not subtracted yet; a spawn on that worker cancels
@@ -274,7 +289,9 @@ void ThreadPool::report_finished(Worker& me) {
         idle_.notify_all();
     }
 }
+// ANCHOR_END: pending
 
+// ANCHOR: wait_idle
 void ThreadPool::wait_idle() {
     if (on_worker_thread()) {
         throw std::logic_error(
@@ -287,11 +304,13 @@ void ThreadPool::wait_idle() {
     idle_.wait(lock, [this] { return pending_.load(std::memory_order_acquire) == 0; });
     if (first_error_) std::rethrow_exception(std::exchange(first_error_, nullptr));
 }
+// ANCHOR_END: wait_idle
 
 bool ThreadPool::on_worker_thread() const noexcept {
     return tl_worker.pool == this;
 }
 
+// ANCHOR: destructor
 ThreadPool::~ThreadPool() {
     // seq_cst: published like a task (the recheck in has_work_anywhere() reads it), so a worker
     // that announces its sleep after the parker's notify_all below read the state still sees
@@ -306,6 +325,7 @@ ThreadPool::~ThreadPool() {
     for (auto& thread : threads_)
         thread.join();  // the workers drain everything, then leave (see worker_loop)
 }
+// ANCHOR_END: destructor
 
 PoolStats ThreadPool::stats() const {
     PoolStats s;

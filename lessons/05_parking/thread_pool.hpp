@@ -29,6 +29,7 @@
 
 namespace ws::lesson05 {
 
+// ANCHOR: config
 // How to build a pool. An aggregate: ThreadPool pool(Config{.num_workers = 4}).
 struct Config {
     // Worker threads; 0 → std::invalid_argument. Default: one per hardware thread.
@@ -45,7 +46,9 @@ struct Config {
     // instead of the event count (Parker) — there to measure what the naive version costs.
     bool naive_parking = false;
 };
+// ANCHOR_END: config
 
+// ANCHOR: class
 class ThreadPool {
   public:
     // Starts `num_workers` threads, with the other settings at their defaults; 0 →
@@ -124,5 +127,6 @@ class ThreadPool {
     std::atomic<bool> stopping_{false};
     std::vector<std::thread> threads_;
 };
+// ANCHOR_END: class
 
 }  // namespace ws::lesson05

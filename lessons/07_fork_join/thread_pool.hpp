@@ -34,13 +34,16 @@
 
 namespace ws::lesson07 {
 
+// ANCHOR: job
 // What the deques and the injector hold. `run` executes the job and must not throw; it may
 // free the job (a spawned task) or release whoever waits for it (a join's stack job) — after
 // that the scheduler does not touch the job again.
 struct Job {
     void (*run)(Job* self) noexcept;
 };
+// ANCHOR_END: job
 
+// ANCHOR: config
 struct Config {
     // Worker threads; 0 → std::invalid_argument.
     std::size_t num_workers = default_workers();
@@ -64,7 +67,9 @@ struct Config {
         return n == 0 ? 1 : n;
     }
 };
+// ANCHOR_END: config
 
+// ANCHOR: class
 class ThreadPool {
   public:
     explicit ThreadPool(std::size_t num_workers);  // 0 → std::invalid_argument
@@ -176,7 +181,9 @@ class ThreadPool {
     // own per pool, and all of them live in blocks that nodes_ owns.
     Nodes nodes_;
 };
+// ANCHOR_END: class
 
+// ANCHOR: block_until
 template <typename Done>
 void ThreadPool::block_until(Done done) {
     for (;;) {
@@ -192,5 +199,6 @@ inline void ThreadPool::notify_outside() {
     outside_epoch_.fetch_add(1, std::memory_order_seq_cst);  // release: what done() reads
     outside_epoch_.notify_all();                             // no system call when nobody waits
 }
+// ANCHOR_END: block_until
 
 }  // namespace ws::lesson07

@@ -98,6 +98,23 @@ class SyncTest(CarriedTree):
         self.assertIn("[[nodiscard]] bool is_empty()", self.deque("07_fork_join", "lessons")
                       .read_text())
 
+    def test_a_given_file_is_the_solutions_file_in_the_starter(self):
+        given = carry.given_files(ROOT)
+        self.assertIn(("05_parking", "thread_pool.cpp"), given)
+        for folder, file in given:
+            self.assertEqual((ROOT / "lessons" / folder / file).read_text(),
+                             (ROOT / "solutions" / folder / file).read_text(), file)
+
+    def test_a_hand_edit_of_a_given_starter_file_is_named(self):
+        copy = self.root / "lessons" / "05_parking" / "thread_pool.cpp"
+        copy.write_text(copy.read_text().replace("namespace ws::lesson05 {",
+                                                 "namespace ws::lesson05 {  // edited"))
+        problems = carry.drift(self.root)
+        self.assertEqual(len(problems), 1, problems)
+        self.assertTrue(problems[0].startswith("lessons/05_parking/thread_pool.cpp:"))
+        carry.sync(self.root)
+        self.assertEqual(carry.drift(self.root), [])
+
     def test_a_carry_from_a_later_lesson_is_refused(self):
         meta = self.root / "lessons" / "04_chase_lev" / "lesson.toml"
         meta.write_text(meta.read_text() + '\n[[carried]]\nfile = "parker.hpp"\nfrom = 5\n')
@@ -111,7 +128,7 @@ class SyncCommandTest(unittest.TestCase):
         r = subprocess.run([sys.executable, str(ROOT / "workshop"), "sync", "--check"], cwd=ROOT,
                            capture_output=True, text=True, timeout=60)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertIn("carried copies match their source", r.stdout)
+        self.assertIn("given copies match their source", r.stdout)
 
     def test_record_of_a_file_that_is_not_carried_is_a_one_line_error(self):
         r = subprocess.run([sys.executable, str(ROOT / "workshop"), "sync", "--record", "4",

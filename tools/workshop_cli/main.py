@@ -195,14 +195,14 @@ def cmd_sync(args) -> int:
             print(line)
         n = len(carry.generate_all())
         if problems:
-            print(f"sync: {len(problems)} of {n} carried copies differ from their source")
+            print(f"sync: {len(problems)} of {n} carried and given copies differ from their source")
             return 1
-        print(f"sync: all {n} carried copies match their source")
+        print(f"sync: all {n} carried and given copies match their source")
         return 0
     written = carry.sync()
     for path in written:
         print(f"wrote {path.relative_to(ROOT)}")
-    print(f"sync: {len(written)} carried copies written, "
+    print(f"sync: {len(written)} copies written, "
           f"{len(carry.generate_all()) - len(written)} already up to date")
     return 0
 
