@@ -165,7 +165,8 @@ def readme(lessons: list[Lesson], lesson: Lesson | None) -> str:
             f"ThreadSanitizer: {points} points in all. Your instructor may grade from their own "
             f"copy of the workshop instead, taking only {files} from your repository: changes "
             "to the tests, the tool or the workflow change nothing of that grade, and there "
-            "may be tests you have not seen. Compiler warnings cost nothing, but read them.\n")
+            "may be tests you have not seen. Compiler warnings cost no points (your own build treats "
+            "them as errors, so that you see and fix them).\n")
     else:
         title = "# Build a work-stealing scheduler — the student edition"
         rows = "\n".join(f"| {l.nn} | `{l.folder}` | {l.title} |" for l in lessons)
