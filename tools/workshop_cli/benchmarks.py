@@ -9,6 +9,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from . import build as b
+from .lessons import UsageError
 
 # The order contenders appear in, when present.
 ORDER = ["sequential", "lesson00", "lesson01", "lesson02", "lesson03", "lesson04", "lesson05",
@@ -69,6 +70,10 @@ def run_benchmark(binary: str, out_json: Path, *, repetitions: int, min_time: fl
         cmd.append(f"--benchmark_filter={bench_filter}")
     busy_warning()
     names = list_benchmarks(exe, bench_filter)
+    if not names:
+        every = sorted({n.split("/")[0] for n in list_benchmarks(exe, None)})
+        raise UsageError(f"no benchmark of {binary} matches --filter '{bench_filter}'; its "
+                         f"workloads: {', '.join(every)}")
     b.progress(f"running {binary}: {len(names)} benchmarks, {repetitions} repetitions of each "
                "(the medians are compared) ...")
     if names:
