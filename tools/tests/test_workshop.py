@@ -152,6 +152,20 @@ SUMMARY: ThreadSanitizer: data race /work/x/lessons/01_shared_queue/thread_pool.
         first = reason.split("t.cpp:12: Failure")[0]
         self.assertNotIn("Value of: ok", first)
 
+    def test_a_skipped_test_is_not_a_failure(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "r.xml"
+            path.write_text('''<?xml version="1.0" encoding="UTF-8"?>
+<testsuite tests="2">
+  <testcase name="lesson06.solution.Lesson06Ex4.Skips" status="notrun">
+    <skipped message="SKIP_REGULAR_EXPRESSION_MATCHED"/><system-out>[  SKIPPED ] X</system-out>
+  </testcase>
+  <testcase name="lesson06.solution.Lesson06Ex4.NotRun" status="notrun"><system-out/></testcase>
+</testsuite>''')
+            skipped, not_run = ctest.parse_junit(path)
+        self.assertTrue(skipped.passed and skipped.skipped)
+        self.assertFalse(not_run.passed)  # not run for another reason (not built, ...) fails
+
     def test_progress_lines_of_ctest_are_recognised(self):
         line = (" 16/195 Test  #35: lesson01.starter.Lesson01Ex4.OnlyTheFirst ......"
                 "***Exception: SegFault  0.01 sec")
