@@ -3,6 +3,7 @@
 // waits on its own condition variable until the baton (current_) is its id again.
 #include "ws/model/detail/execution.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <exception>
 #include <utility>
@@ -114,24 +115,30 @@ void Execution::schedule(Lock& lock) {
 }
 
 std::vector<int> Execution::runnable_threads(const ModelThread& me) const {
+    // In cyclic order from `me`: `me` first (if it may run), then the threads after it.
     std::vector<int> ids;
-    if (me.state == State::runnable) ids.push_back(me.id);
-    for (const auto& t : threads_) {
-        if (t->id != me.id && t->state == State::runnable) ids.push_back(t->id);
+    const int n = static_cast<int>(threads_.size());
+    for (int k = 0; k < n; ++k) {
+        const ModelThread& t = *threads_[static_cast<std::size_t>((me.id + k) % n)];
+        if (t.state == State::runnable) ids.push_back(t.id);
     }
     return ids;
 }
 
 void Execution::pass_baton(Lock& lock, ModelThread& me) {
+    // Who may run next, and what choosing each costs. If `me` may go on, that is free and any
+    // other thread is a preemption. If `me` spins (it yields), the thread after it goes on for
+    // free and any other is a preemption, so that spin-waits do not multiply the schedules.
+    // If `me` waits in join() or has ended, every choice is free.
     std::vector<int> ids = runnable_threads(me);
-    bool first_goes_on = me.state == State::runnable;
+    bool preempts = me.state == State::runnable || me.state == State::spinning;
     if (ids.empty()) {
-        // Nobody can run but spinning threads: let them look again (for free).
+        // Nobody can run but spinning threads: let them look again.
         for (auto& t : threads_) {
             if (t->state == State::spinning) t->state = State::runnable;
         }
         ids = runnable_threads(me);
-        first_goes_on = false;
+        preempts = true;
     }
     if (ids.empty()) {
         bool all_ended = true;
@@ -143,7 +150,10 @@ void Execution::pass_baton(Lock& lock, ModelThread& me) {
         ended_.notify_all();
         return;
     }
-    const std::size_t pick = ids.size() == 1 ? 0 : schedule_.choose_thread(ids, first_goes_on);
+    const std::size_t pick =
+        ids.size() == 1 ? 0
+                        : schedule_.choose_thread(ids, preempts,
+                                                  static_cast<std::uint32_t>(events_.size() + 1));
     if (!schedule_.error().empty()) park(lock, schedule_.error());
     const int next = ids[pick];
     if (next == me.id) return;
@@ -165,6 +175,14 @@ Location& Execution::live(Lock& lock, const void* atomic, const char* what, cons
         park(lock, "use after free: " + who + " a" + std::to_string(loc->id) + " (created at " +
                        place(loc->created_at) + "), which " + thread_name(loc->destroyed_by) +
                        " destroyed at step " + std::to_string(loc->destroyed_step));
+    }
+    if (!memory_.constructed_before(self().id, *loc)) {
+        park(lock, "data race on initialisation: " + who + " a" + std::to_string(loc->id) +
+                       " (created at " + place(loc->created_at) + ") by " +
+                       thread_name(loc->stores.front().thread) +
+                       ", whose construction does not happen before this access (was the "
+                       "object published with a release store and found with an acquire "
+                       "load?)");
     }
     return *loc;
 }
@@ -213,6 +231,7 @@ void Execution::destroyed(const void* atomic) {
         park(lock, thread_name(me) + " destroys a" + std::to_string(loc->id) + " (created at " +
                        place(loc->created_at) + ") a second time");
     }
+    (void)touched(*loc, self(), -1);  // a promise on it can no longer be kept
     const auto step = static_cast<std::uint32_t>(events_.size() + 1);
     int racer = -1;
     const Access* access = memory_.destroy(me, *loc, step, racer);
@@ -234,19 +253,40 @@ Bits Execution::load(const void* atomic, std::memory_order order, const Where& w
                        " (undefined behaviour)");
     Location& loc = live(lock, atomic, "loads", where);
     memory_.begin(me.id);
-    const std::vector<std::uint32_t> readable = memory_.readable(me.id, loc, order);
-    const std::size_t pick = readable.size() == 1 ? 0 : schedule_.choose_read(readable.size());
-    if (!schedule_.error().empty()) park(lock, schedule_.error());
-    const std::uint32_t index = readable[pick];
+    std::vector<std::uint32_t> readable = memory_.readable(me.id, loc, order);
+    // A thread that spun on this location (read the same store twice, then yielded) sees the
+    // newest store now: stores become visible in finite time, and reading the old one again
+    // would only spin once more. Without this, every turn of a spin-wait would be a choice.
+    if (me.spun_on == static_cast<long>(loc.id)) readable.resize(1);
+    me.spun_on = -1;
     const auto step = static_cast<std::uint32_t>(events_.size() + 1);
-    if (memory_.load(me.id, loc, index, order, step)) me.state = State::spinning;
-    add(Event{.kind = Event::Kind::load,
-              .thread = me.id,
-              .order = order,
-              .location = loc.id,
-              .value = loc.stores[index].value,
-              .newer = static_cast<std::uint32_t>(loc.stores.size() - 1 - index),
-              .where = where});
+    const Schedule::Read pick = schedule_.choose_read(readable.size(), step);
+    if (!schedule_.error().empty()) park(lock, schedule_.error());
+    touched(loc, me, -1);
+    Event e{.kind = Event::Kind::load,
+            .thread = me.id,
+            .order = order,
+            .location = loc.id,
+            .event = memory_.event(me.id),
+            .where = where};
+    if (pick.future) {
+        // A store that has not run yet must write this value: a promise (explore.hpp).
+        promises_.push_back(Promise{me.id, loc.id, pick.value, memory_.event(me.id), step, order,
+                                    memory_.promise(me.id, order)});
+        e.value = pick.value;
+        e.promised = true;
+        add(std::move(e));
+        return pick.value;
+    }
+    const std::uint32_t index = readable[pick.index];
+    if (memory_.load(me.id, loc, index, order, step)) {
+        me.state = State::spinning;
+        me.spun_on = loc.id;
+    }
+    e.value = loc.stores[index].value;
+    e.store = index;
+    e.newer = static_cast<std::uint32_t>(loc.stores.size() - 1 - index);
+    add(std::move(e));
     return loc.stores[index].value;
 }
 
@@ -259,13 +299,19 @@ void Execution::store(const void* atomic, Bits value, std::memory_order order, c
                        " (undefined behaviour)");
     Location& loc = live(lock, atomic, "stores to", where);
     memory_.begin(me.id);
-    memory_.store(me.id, loc, value, order, static_cast<std::uint32_t>(events_.size() + 1));
+    const auto step = static_cast<std::uint32_t>(events_.size() + 1);
+    memory_.store(me.id, loc, value, order, step);
     wrote(me);
+    const auto index = static_cast<std::uint32_t>(loc.stores.size() - 1);
+    const std::uint32_t keeps = touched(loc, me, index);
     add(Event{.kind = Event::Kind::store,
               .thread = me.id,
               .order = order,
               .location = loc.id,
               .value = value,
+              .store = index,
+              .event = memory_.event(me.id),
+              .keeps = keeps,
               .where = where});
 }
 
@@ -278,15 +324,20 @@ Bits Execution::read_modify_write(const void* atomic, const char* name, Apply ap
     memory_.begin(me.id);
     const Bits old = loc.stores.back().value;
     const Bits value = apply(old, operand);
-    memory_.read_modify_write(me.id, loc, value, order,
-                              static_cast<std::uint32_t>(events_.size() + 1));
+    const auto step = static_cast<std::uint32_t>(events_.size() + 1);
+    memory_.read_modify_write(me.id, loc, value, order, step);
     wrote(me);
+    const auto index = static_cast<std::uint32_t>(loc.stores.size() - 1);
+    const std::uint32_t keeps = touched(loc, me, index);
     add(Event{.kind = Event::Kind::rmw,
               .thread = me.id,
               .order = order,
               .location = loc.id,
               .value = value,
               .old = old,
+              .store = index,
+              .event = memory_.event(me.id),
+              .keeps = keeps,
               .name = name,
               .where = where});
     return old;
@@ -313,22 +364,26 @@ bool Execution::compare_exchange(const void* atomic, Bits& expected, Bits desire
     for (std::uint32_t i : memory_.readable(me.id, loc, failure)) {
         if (i != newest && loc.stores[i].value != expected) options.push_back(i);
     }
-    const std::size_t pick = options.size() == 1 ? 0 : schedule_.choose_read(options.size());
-    if (!schedule_.error().empty()) park(lock, schedule_.error());
-    const std::uint32_t index = options[pick];
     const auto step = static_cast<std::uint32_t>(events_.size() + 1);
+    const std::uint32_t index = options[schedule_.choose_read(options.size(), step).index];
+    if (!schedule_.error().empty()) park(lock, schedule_.error());
     if (index == newest && loc.stores[newest].value == expected) {
         memory_.read_modify_write(me.id, loc, desired, success, step);
         wrote(me);
+        const std::uint32_t keeps = touched(loc, me, newest + 1);
         add(Event{.kind = Event::Kind::cas_won,
                   .thread = me.id,
                   .order = success,
                   .location = loc.id,
                   .value = desired,
                   .old = expected,
+                  .store = newest + 1,
+                  .event = memory_.event(me.id),
+                  .keeps = keeps,
                   .where = where});
         return true;
     }
+    touched(loc, me, -1);
     if (memory_.load(me.id, loc, index, failure, step)) me.state = State::spinning;
     add(Event{.kind = Event::Kind::cas_lost,
               .thread = me.id,
@@ -337,9 +392,71 @@ bool Execution::compare_exchange(const void* atomic, Bits& expected, Bits desire
               .value = loc.stores[index].value,
               .old = expected,
               .newer = newest - index,
+              .store = index,
+              .event = memory_.event(me.id),
               .where = where});
     expected = loc.stores[index].value;
     return false;
+}
+
+// A promise is kept by the first access to its location after it, if that is a store of the
+// promised value by another thread that the load does not happen before, and that gives the
+// load nothing to synchronise with if it acquires (the explorer does not apply synchronisation
+// backwards). Any other access first breaks it: a simplification that never produces an
+// outcome the C++ model forbids, and may miss some it allows.
+std::uint32_t Execution::touched(Location& loc, const ModelThread& me, long written) {
+    std::uint32_t kept = 0;
+    for (Promise& p : promises_) {
+        if (p.kept || p.location != loc.id) continue;
+        if (written < 0 || me.id == p.thread) {
+            impossible_ = true;
+            continue;
+        }
+        const Store& s = loc.stores[static_cast<std::size_t>(written)];
+        const bool keeps = s.value == p.value && !memory_.happens_before(p.thread, p.event, s) &&
+                           (!acquires(p.order) || s.release.empty());
+        if (!keeps || !memory_.keep_promise(p.thread, p.event, p.node, loc,
+                                            static_cast<std::uint32_t>(written), p.step)) {
+            impossible_ = true;
+            continue;
+        }
+        p.kept = true;
+        kept = p.step;
+    }
+    return kept;
+}
+
+bool Execution::discarded() const {
+    return impossible_ || std::any_of(promises_.begin(), promises_.end(),
+                                      [](const Promise& p) { return !p.kept; });
+}
+
+// A load L could have read a store S that ran after it if S is the first access to L's
+// location after L, S is another thread's, L does not happen before S, and S writes a value
+// L did not read. The next executions with this prefix then try L reading S's value.
+void Execution::learn_futures() {
+    for (std::size_t i = 0; i < events_.size(); ++i) {
+        const Event& load = events_[i];
+        if (load.kind != Event::Kind::load || load.promised) continue;
+        for (std::size_t j = i + 1; j < events_.size(); ++j) {
+            const Event& next = events_[j];
+            const bool access =
+                next.kind == Event::Kind::load || next.kind == Event::Kind::store ||
+                next.kind == Event::Kind::rmw || next.kind == Event::Kind::cas_won ||
+                next.kind == Event::Kind::cas_lost || next.kind == Event::Kind::destroy;
+            if (!access || next.location != load.location) continue;
+            const bool writes = next.kind == Event::Kind::store || next.kind == Event::Kind::rmw ||
+                                next.kind == Event::Kind::cas_won;
+            if (writes && next.thread != load.thread && next.value != load.value) {
+                const Store& s = memory_.location(load.location).stores[next.store];
+                if (!memory_.happens_before(load.thread, load.event, s) &&
+                    (!acquires(load.order) || s.release.empty())) {
+                    schedule_.add_future(static_cast<std::uint32_t>(i + 1), next.value);
+                }
+            }
+            break;
+        }
+    }
 }
 
 int Execution::spawn(std::function<void()> body) {

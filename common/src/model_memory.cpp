@@ -46,7 +46,8 @@ Location& Memory::create(int thread, const void* address, Bits initial, Format f
     loc->created_at = where;
     // The initialisation is not atomic: whoever reads it later happens after it (a thread
     // start, a release/acquire pair), or else the program has a data race.
-    loc->stores.push_back(Store{initial, thread, event(thread), step, false, {}, {}});
+    loc->stores.push_back(Store{
+        initial, thread, event(thread), step, false, {}, {}, threads_[thread].happens_before});
     record(thread, *loc, 0, step);
     by_address_[address] = loc.get();  // a location reborn at a reused address is a new one
     locations_.push_back(std::move(loc));
@@ -191,7 +192,7 @@ bool Memory::load(int thread, Location& loc, std::uint32_t index, std::memory_or
 void Memory::store(int thread, Location& loc, Bits value, std::memory_order order,
                    std::uint32_t step) {
     ThreadView& v = threads_[thread];
-    Store s{value, thread, event(thread), step, is_seq_cst(order), {}, {}};
+    Store s{value, thread, event(thread), step, is_seq_cst(order), {}, {}, v.happens_before};
     // C++20: a release sequence is the release store and the read-modify-writes after it; a
     // relaxed store (even by the same thread) starts none and continues none.
     if (releases(order)) s.release = v.happens_before;
@@ -213,8 +214,14 @@ void Memory::read_modify_write(int thread, Location& loc, Bits value, std::memor
     if (acquires(order)) v.happens_before.join(read.release);
     if (is_seq_cst(order)) v.strongly_before.join(read.seq_cst_release);
     // It continues the release sequence of the store it read, and heads one if it releases.
-    Store s{
-        value, thread, event(thread), step, is_seq_cst(order), read.release, read.seq_cst_release};
+    Store s{value,
+            thread,
+            event(thread),
+            step,
+            is_seq_cst(order),
+            read.release,
+            read.seq_cst_release,
+            v.happens_before};
     if (releases(order)) s.release.join(v.happens_before);
     if (is_seq_cst(order)) {
         Clock mine = v.strongly_before;
@@ -226,6 +233,36 @@ void Memory::read_modify_write(int thread, Location& loc, Bits value, std::memor
     record(thread, loc, index, step);
     ++v.writes;
     if (is_seq_cst(order)) add_seq_cst(thread, loc, 2 * index);
+}
+
+int Memory::promise(int thread, std::memory_order order) {
+    if (!is_seq_cst(order)) return -1;
+    const int node = s_.add_node();
+    for (int b : seq_cst_predecessors(thread, threads_[thread].strongly_before))
+        s_.add_edge(b, node);
+    threads_[thread].seq_cst_nodes.emplace_back(event(thread), node);
+    return node;
+}
+
+bool Memory::keep_promise(int thread, std::uint32_t event, int node, Location& loc,
+                          std::uint32_t index, std::uint32_t step) {
+    // The explorer breaks a promise if the thread touched the location again in between, so
+    // this read is still the thread's latest access here: the list stays in program order.
+    loc.accesses[thread].push_back(Access{event, index, step});
+    if (node < 0) return true;
+    // Its place in coherence order is known only now: after the seq_cst accesses that come
+    // before store `index`. The store is the newest, so nothing seq_cst comes after it.
+    const std::uint32_t rank = 2 * index + 1;
+    std::vector<int> before, after;
+    neighbours(loc, rank, before, after);
+    if (s_.reaches_any({node}, before)) return false;
+    for (int b : before)
+        s_.add_edge(b, node);
+    const auto at = std::upper_bound(
+        loc.seq_cst.begin(), loc.seq_cst.end(), rank,
+        [](std::uint32_t r, const std::pair<std::uint32_t, int>& a) { return r < a.first; });
+    loc.seq_cst.insert(at, {rank, node});
+    return true;
 }
 
 }  // namespace ws::model::detail

@@ -74,6 +74,7 @@ std::string Execution::trace() const {
         switch (e.kind) {
             case Event::Kind::load:
                 what = "load " + order + "  " + a + " -> " + value(e.value) + stale(e.newer);
+                if (e.promised) what += " (from a store that runs later)";
                 break;
             case Event::Kind::store:
                 what = "store " + order + "  " + a + " = " + value(e.value);
@@ -119,6 +120,7 @@ std::string Execution::trace() const {
                 what = "FAILS: " + e.text;
                 break;
         }
+        if (e.keeps != 0) what += " (what step " + std::to_string(e.keeps) + " read)";
         if (e.kind == Event::Kind::load || e.kind == Event::Kind::store ||
             e.kind == Event::Kind::rmw || e.kind == Event::Kind::cas_won ||
             e.kind == Event::Kind::cas_lost) {

@@ -13,6 +13,11 @@
 // deque bottom - 1 is briefly below top — with unsigned indices 0 - 1 would wrap to 2^64 - 1 and
 // the empty deque would look full.
 //
+// The atomics are ws::atomic<T>, which is std::atomic<T> (<ws/atomic.hpp>): write them exactly
+// as std::atomic. The Explorer tests (tests/04_chase_lev/model) build your deque with an
+// instrumented atomic that tries the interleavings and every value the C++ memory model allows
+// a load to read, so an order that is too weak fails there on any machine.
+//
 // TODO(exercise 3): the memory orderings. Exercises 1 and 2 use memory_order_relaxed
 // everywhere, which is right for one thread and wrong for several. Give every atomic operation
 // in push, pop and steal the order it needs, with a comment saying which operation it pairs
@@ -32,6 +37,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <ws/atomic.hpp>
 #include <ws/not_implemented.hpp>
 #include <ws/steal.hpp>
 
@@ -39,11 +45,11 @@ namespace ws::lesson04 {
 
 template <typename T>
 class ChaseLevDeque {
-    // Slots are std::atomic<T>: a thief reads a slot *before* its CAS and may lose, while the
+    // Slots are ws::atomic<T>: a thief reads a slot *before* its CAS and may lose, while the
     // owner reuses that slot — a data race (undefined behaviour) on a plain T. Relaxed atomic
     // loads and stores of a pointer are plain `mov`s, so the atomicity costs nothing.
     static_assert(std::is_trivially_copyable_v<T>,
-                  "ChaseLevDeque<T> holds T in std::atomic<T> slots: T must be trivially "
+                  "ChaseLevDeque<T> holds T in ws::atomic<T> slots: T must be trivially "
                   "copyable (store owning pointers, e.g. Task*)");
 
   public:
@@ -91,23 +97,23 @@ class ChaseLevDeque {
     class Buffer {
       public:
         explicit Buffer(std::int64_t capacity)
-            : mask_(capacity - 1), slots_(new std::atomic<T>[static_cast<std::size_t>(capacity)]) {}
+            : mask_(capacity - 1), slots_(new ws::atomic<T>[static_cast<std::size_t>(capacity)]) {}
         std::int64_t capacity() const noexcept { return mask_ + 1; }
         std::int64_t mask() const noexcept { return mask_; }
-        std::atomic<T>* slots() noexcept { return slots_.get(); }
-        std::atomic<T>& at(std::int64_t index) noexcept {
+        ws::atomic<T>* slots() noexcept { return slots_.get(); }
+        ws::atomic<T>& at(std::int64_t index) noexcept {
             return slots_[static_cast<std::size_t>(index & mask_)];
         }
 
       private:
         std::int64_t mask_;
-        std::unique_ptr<std::atomic<T>[]> slots_;
+        std::unique_ptr<ws::atomic<T>[]> slots_;
     };
 
     void grow(std::int64_t top, std::int64_t bottom);
 
     // The owner's side (see owner_bottom_ below).
-    std::atomic<T>& owner_slot(std::int64_t index) noexcept {
+    ws::atomic<T>& owner_slot(std::int64_t index) noexcept {
         return owner_slots_[static_cast<std::size_t>(index & owner_mask_)];
     }
     void use_buffer(Buffer* buf) noexcept {
@@ -124,11 +130,11 @@ class ChaseLevDeque {
 
     // top: the oldest item's index; written only by successful CASes (thieves, or the owner
     // taking the last item). On a cache line of its own: thieves hammer it.
-    alignas(64) std::atomic<std::int64_t> top_{0};
+    alignas(64) ws::atomic<std::int64_t> top_{0};
     // bottom: one past the newest item; written only by the owner. The live buffer pointer sits
     // on the same line: a thief reads both in every steal.
-    alignas(64) std::atomic<std::int64_t> bottom_{0};
-    std::atomic<Buffer*> buffer_{nullptr};
+    alignas(64) ws::atomic<std::int64_t> bottom_{0};
+    ws::atomic<Buffer*> buffer_{nullptr};
     // The owner's private view: its own copy of bottom_ and of the live buffer's geometry.
     // Plain variables that only the owner reads and writes: it is the only writer of bottom_
     // and buffer_, so the copies are always current. Reading them instead of the atomics
@@ -140,7 +146,7 @@ class ChaseLevDeque {
     // (chapter 04's first host: 1.35-1.57x the floor on a line of their own, 1.30-1.46x here).
     std::int64_t owner_bottom_ = 0;
     std::int64_t owner_mask_ = 0;
-    std::atomic<T>* owner_slots_ = nullptr;
+    ws::atomic<T>* owner_slots_ = nullptr;
     // Owner only: every buffer this deque ever used, the live one last. Retired buffers are
     // freed only by the destructor (see grow() for why, and for the bound on their size).
     std::vector<std::unique_ptr<Buffer>> buffers_;

@@ -24,6 +24,9 @@
 // has moved that end to the next block (the others at that end wait). The same trade-off as
 // crossbeam's Injector (which Rayon uses); it buys one CAS per item and no ABA problem.
 //
+// The atomics are ws::atomic<T>, which is std::atomic<T> (<ws/atomic.hpp>); the interleaving
+// explorer's tests (tests/06_injector/model) build with an instrumented one instead.
+//
 // Memory orderings: no standalone fences (clang 14's ThreadSanitizer does not model them). The
 // claim of a tail position is a seq_cst CAS and every empty check loads the tail with seq_cst,
 // so a pool can use the injector in a Dekker-style "publish, then check for sleepers" /
@@ -39,6 +42,7 @@
 #include <type_traits>
 #include <utility>
 
+#include <ws/atomic.hpp>
 #include <ws/cpu_relax.hpp>
 #include <ws/not_implemented.hpp>
 #include <ws/steal.hpp>
@@ -135,25 +139,25 @@ class Injector {
 
     struct Slot {
         // Set once the producer has constructed the item in `storage`.
-        std::atomic<bool> written{false};
+        ws::atomic<bool> written{false};
         alignas(T) unsigned char storage[sizeof(T)];
 
         T* item() noexcept { return std::launder(reinterpret_cast<T*>(storage)); }
     };
 
     struct Block {
-        std::atomic<Block*> next{nullptr};
+        ws::atomic<Block*> next{nullptr};
         // How many slots have been read and released; the consumer that brings it to
         // kBlockSize frees the block (see release_reads()).
-        std::atomic<std::uint64_t> reads_done{0};
+        ws::atomic<std::uint64_t> reads_done{0};
         Slot slots[kBlockSize];
     };
 
     // One end of the queue: a position and the block it lies in, on a cache line of its own
     // (producers hammer the tail, consumers the head).
     struct alignas(64) End {
-        std::atomic<std::uint64_t> index{0};
-        std::atomic<Block*> block{nullptr};
+        ws::atomic<std::uint64_t> index{0};
+        ws::atomic<Block*> block{nullptr};
     };
 
     // Position -> count of real slots before it (the phantom offsets do not count).
@@ -221,7 +225,7 @@ class Injector {
 
     End head_;
     End tail_;
-    alignas(64) std::atomic<std::int64_t> live_blocks_{0};
+    alignas(64) ws::atomic<std::int64_t> live_blocks_{0};
 };
 
 template <typename T>

@@ -13,6 +13,10 @@
 // The indices only grow, and they are signed: pop lowers `bottom` before it looks at `top`, so
 // on an empty deque bottom is briefly top - 1 (-1 on a fresh one).
 //
+// The atomics are ws::atomic<T>, which is std::atomic<T> (<ws/atomic.hpp>). Only the
+// interleaving explorer's tests (tests/04_chase_lev/model) build with an instrumented atomic
+// that tries the interleavings and the values the C++ memory model allows each load to read.
+//
 // ANCHOR: orderings
 // Memory orderings. No standalone fences (ThreadSanitizer does not model them). Where
 // release/acquire is not enough, seq_cst *operations*, which all lie in one total order S:
@@ -34,6 +38,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <ws/atomic.hpp>
 #include <ws/steal.hpp>
 
 namespace ws::lesson07 {
@@ -41,11 +46,11 @@ namespace ws::lesson07 {
 // ANCHOR: class
 template <typename T>
 class ChaseLevDeque {
-    // Slots are std::atomic<T>: a thief reads a slot *before* its CAS and may lose, while the
+    // Slots are ws::atomic<T>: a thief reads a slot *before* its CAS and may lose, while the
     // owner reuses that slot — a data race (undefined behaviour) on a plain T. Relaxed atomic
     // loads and stores of a pointer are plain `mov`s, so the atomicity costs nothing.
     static_assert(std::is_trivially_copyable_v<T>,
-                  "ChaseLevDeque<T> holds T in std::atomic<T> slots: T must be trivially "
+                  "ChaseLevDeque<T> holds T in ws::atomic<T> slots: T must be trivially "
                   "copyable (store owning pointers, e.g. Task*)");
 
   public:
@@ -103,23 +108,23 @@ class ChaseLevDeque {
     class Buffer {
       public:
         explicit Buffer(std::int64_t capacity)
-            : mask_(capacity - 1), slots_(new std::atomic<T>[static_cast<std::size_t>(capacity)]) {}
+            : mask_(capacity - 1), slots_(new ws::atomic<T>[static_cast<std::size_t>(capacity)]) {}
         std::int64_t capacity() const noexcept { return mask_ + 1; }
         std::int64_t mask() const noexcept { return mask_; }
-        std::atomic<T>* slots() noexcept { return slots_.get(); }
-        std::atomic<T>& at(std::int64_t index) noexcept {
+        ws::atomic<T>* slots() noexcept { return slots_.get(); }
+        ws::atomic<T>& at(std::int64_t index) noexcept {
             return slots_[static_cast<std::size_t>(index & mask_)];
         }
 
       private:
         std::int64_t mask_;
-        std::unique_ptr<std::atomic<T>[]> slots_;
+        std::unique_ptr<ws::atomic<T>[]> slots_;
     };
 
     void grow(std::int64_t top, std::int64_t bottom);
 
     // The owner's side (see owner_bottom_ below).
-    std::atomic<T>& owner_slot(std::int64_t index) noexcept {
+    ws::atomic<T>& owner_slot(std::int64_t index) noexcept {
         return owner_slots_[static_cast<std::size_t>(index & owner_mask_)];
     }
     void use_buffer(Buffer* buf) noexcept {
@@ -136,11 +141,11 @@ class ChaseLevDeque {
 
     // top: the oldest item's index; written only by successful CASes (thieves, or the owner
     // taking the last item). On a cache line of its own: thieves hammer it.
-    alignas(64) std::atomic<std::int64_t> top_{0};
+    alignas(64) ws::atomic<std::int64_t> top_{0};
     // bottom: one past the newest item; written only by the owner. The live buffer pointer sits
     // on the same line: a thief reads both in every steal.
-    alignas(64) std::atomic<std::int64_t> bottom_{0};
-    std::atomic<Buffer*> buffer_{nullptr};
+    alignas(64) ws::atomic<std::int64_t> bottom_{0};
+    ws::atomic<Buffer*> buffer_{nullptr};
     // The owner's private view: its own copy of bottom_ and of the live buffer's geometry.
     // Plain variables that only the owner reads and writes: it is the only writer of bottom_
     // and buffer_, so the copies are always current. Reading them spares push and pop a chain
@@ -148,7 +153,7 @@ class ChaseLevDeque {
     // wait for pop's seq_cst store. On bottom_'s line, which the owner writes anyway.
     std::int64_t owner_bottom_ = 0;
     std::int64_t owner_mask_ = 0;
-    std::atomic<T>* owner_slots_ = nullptr;
+    ws::atomic<T>* owner_slots_ = nullptr;
     // Owner only: every buffer this deque ever used, the live one last. Retired buffers are
     // freed only by the destructor (see grow()).
     std::vector<std::unique_ptr<Buffer>> buffers_;
@@ -177,7 +182,7 @@ template <typename T>
 std::optional<T> ChaseLevDeque<T>::pop() {
     const std::int64_t b = owner_bottom_ - 1;
     // Where item b would be, worked out before the seq_cst store below: loads after it wait.
-    std::atomic<T>& slot = owner_slot(b);
+    ws::atomic<T>& slot = owner_slot(b);
     // Reserve index b before looking at top. seq_cst: pairs with steal()'s seq_cst load of
     // bottom through S; as release, the load below could pass it and both take index b.
     set_bottom(b, std::memory_order_seq_cst);

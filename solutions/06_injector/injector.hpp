@@ -12,6 +12,9 @@
 // its step (writing the slot, or moving an end to the next block) makes others at that slot or
 // end wait for it, so strictly it is not lock-free.
 //
+// The atomics are ws::atomic<T>, which is std::atomic<T> (<ws/atomic.hpp>); the interleaving
+// explorer's tests (tests/06_injector/model) build with an instrumented one instead.
+//
 // Memory orderings: no standalone fences (ThreadSanitizer does not model them). The claim of a
 // tail position is a seq_cst CAS and every emptiness check loads the tail with seq_cst, so the
 // parker's "publish, then check for sleepers" / "announce, then recheck" protocol can use it.
@@ -27,6 +30,7 @@
 #include <type_traits>
 #include <utility>
 
+#include <ws/atomic.hpp>
 #include <ws/cpu_relax.hpp>
 #include <ws/steal.hpp>
 
@@ -127,25 +131,25 @@ class Injector {
 
     struct Slot {
         // Set once the producer has constructed the item in `storage`.
-        std::atomic<bool> written{false};
+        ws::atomic<bool> written{false};
         alignas(T) unsigned char storage[sizeof(T)];
 
         T* item() noexcept { return std::launder(reinterpret_cast<T*>(storage)); }
     };
 
     struct Block {
-        std::atomic<Block*> next{nullptr};
+        ws::atomic<Block*> next{nullptr};
         // How many slots have been read and released; the consumer that brings it to
         // kBlockSize frees the block (see release_reads()).
-        std::atomic<std::uint64_t> reads_done{0};
+        ws::atomic<std::uint64_t> reads_done{0};
         Slot slots[kBlockSize];
     };
 
     // One end of the queue: a position and the block it lies in, on a cache line of its own
     // (producers hammer the tail, consumers the head).
     struct alignas(64) End {
-        std::atomic<std::uint64_t> index{0};
-        std::atomic<Block*> block{nullptr};
+        ws::atomic<std::uint64_t> index{0};
+        ws::atomic<Block*> block{nullptr};
     };
 
     // Position -> count of real slots before it (the phantom offsets do not count).
@@ -213,7 +217,7 @@ class Injector {
 
     End head_;
     End tail_;
-    alignas(64) std::atomic<std::int64_t> live_blocks_{0};
+    alignas(64) ws::atomic<std::int64_t> live_blocks_{0};
 };
 // ANCHOR_END: class
 

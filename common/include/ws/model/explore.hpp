@@ -22,20 +22,31 @@
 // execution; the explorer replays the scenario from scratch for each, so the scenario must be
 // deterministic apart from those choices (no clocks, no randomness of its own).
 //   1. Depth-first search over the choices: every schedule with at most
-//      `preemption_bound` preemptions (switching away from a thread that could go on) and at most
-//      `stale_read_bound` loads that read an older store than the newest they may read.
+//      `preemption_bound` preemptions (switching away from a thread that could go on), at most
+//      `stale_read_bound` loads that read an older store than the newest they may read, and
+//      at most `future_read_bound` loads that read a store that runs later (below).
 //   2. Then `random_executions` random schedules (seeded: the same ones every run), without
 //      those bounds.
 // It stops at the first execution that fails: a check() that does not hold, a use of a
-// destroyed atomic ("use after free"), a destruction that races with an access, a deadlock or
-// livelock, an exception out of a thread. The report holds a numbered trace of that execution
-// and a schedule string; Options::replay = that string runs exactly that execution again.
+// destroyed atomic ("use after free"), a race on an atomic's construction or destruction, a
+// deadlock or livelock, an exception out of a thread, an order that is undefined behaviour (a
+// release load, an acquire store). The report holds a numbered trace of that execution and a
+// schedule string; Options::replay = that string runs exactly that execution again.
 //
 // The memory model (C++20 [intro.races], [atomics.order]), what is modelled:
 //  - Every load reads one store to its location that coherence allows: not older than a store
 //    it happens after or than what an earlier load happening before it read (write-read and
 //    read-read coherence). Which one is a choice, explored like the schedule: that gives store
 //    buffering, stale reads, and loads of different locations seeming reordered.
+//  - Load buffering, in part: a load may also read a store that runs after it. After each
+//    depth-first execution, for every load whose location is next touched by another thread's
+//    store of a different value that the load does not happen before, the explorer remembers
+//    that value; a later execution with the same prefix lets the load read it (a promise). The
+//    promise must be kept by the very next access to the location, a store of that value by a
+//    thread the load does not happen before, and if the load acquires, the store must release
+//    nothing (the explorer does not apply synchronisation backwards). Executions whose promise
+//    is not kept are discarded. Values only ever come from stores some execution made: nothing
+//    comes out of thin air.
 //  - Happens-before by vector clocks: a release store (or stronger) read by an acquire load
 //    (or stronger) synchronises; release sequences continue through read-modify-writes (C++20:
 //    not through plain stores); relaxed gives nothing; starting and joining a Thread
@@ -49,20 +60,22 @@
 //    after them) and with coherence between seq_cst operations. The explorer keeps these
 //    constraints as a graph and lets a seq_cst load read a store only if the graph stays
 //    acyclic. So all-seq_cst store buffering and IRIW are forbidden, and weaker mixes allowed.
-//  - Destroying an atomic that another thread accessed without that access happening before
-//    the destruction is reported (a race on reclamation), as is any later access.
+//  - An atomic's construction is a plain write: an access that it does not happen before is a
+//    data race (an object published without release/acquire), and so is a destruction that an
+//    access of another thread does not happen before (a race on reclamation); any access after
+//    the destruction is a use after free, caught before it touches the freed memory (freed
+//    memory is not reused while an execution runs, see model_quarantine.cpp).
 // What is not modelled:
-//  - Modification order follows the order the stores ran in, and each thread runs its atomic
-//    operations in program order with loads reading stores that already ran: outcomes that
-//    need a load to read a store that runs later (load buffering, out-of-thin-air), or two
-//    threads' stores ordered against both program orders (2+2W), are never produced.
+//  - Modification order follows the order the stores ran in: outcomes that need two threads'
+//    stores ordered against both program orders (2+2W and the like) are never produced.
 //  - Standalone fences (std::atomic_thread_fence): the structures use none.
 //  - Spurious failures of compare_exchange_weak; mixed-size or non-atomic accesses (no data
 //    race detection on plain memory: ThreadSanitizer's job); memory_order_consume's dependency
 //    ordering; atomics shared with threads outside the scenario.
-//  - A thread that loads a store it already read, without writing in between, is taken to be
-//    spinning: it yields until another thread writes (so spin-waits terminate), and if nobody
-//    writes for `livelock_steps` operations the execution fails as a livelock.
+//  - Fairness, in a simple form: a thread that loads a store it already read, without writing
+//    in between, is taken to be spinning. It yields until another thread writes (the switch
+//    costs no preemption), then reads the newest store of that location; if nobody writes for
+//    `livelock_steps` operations, the execution fails as a livelock.
 #pragma once
 
 #include <cstdint>
@@ -74,8 +87,9 @@
 namespace ws::model {
 
 struct Options {
-    int preemption_bound = 2;  // DFS: at most this many preemptions per execution
-    int stale_read_bound = 2;  // DFS: at most this many loads that skip a newer store
+    int preemption_bound = 2;   // DFS: at most this many preemptions per execution
+    int stale_read_bound = 2;   // DFS: at most this many loads that skip a newer store
+    int future_read_bound = 1;  // DFS: at most this many loads that read a later store
     std::uint64_t max_dfs_executions = 200'000;  // DFS stops there (Report::dfs_complete false)
     std::uint64_t random_executions = 1'000;     // then this many random executions
     std::uint64_t seed = 1;                      // of the random executions
@@ -92,6 +106,7 @@ struct Report {
     std::uint64_t executions = 0;      // run in all
     std::uint64_t dfs_executions = 0;  // of which depth-first
     bool dfs_complete = false;         // the DFS covered every execution within the bounds
+    std::uint64_t discarded = 0;       // executions that could not exist (a broken promise)
 };
 
 // Prints a one-line summary, and for a failure the failure, the trace and the schedule.

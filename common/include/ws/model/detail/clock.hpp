@@ -21,6 +21,9 @@ struct Clock {
             at[u] = std::max(at[u], other.at[u]);
     }
     bool includes(int thread, std::uint32_t event) const noexcept { return event <= at[thread]; }
+    bool empty() const noexcept {
+        return std::all_of(at.begin(), at.end(), [](std::uint32_t e) { return e == 0; });
+    }
 };
 
 }  // namespace ws::model::detail

@@ -41,6 +41,10 @@ struct Event {
     Bits value = 0;              // read (load, failed CAS) or written (store, RMW, won CAS)
     Bits old = 0;                // RMW, won CAS: the value it replaced; lost CAS: expected
     std::uint32_t newer = 0;     // loads: how many newer stores it skipped (0: the newest)
+    std::uint32_t store = 0;     // the store read or written (index in modification order)
+    std::uint32_t event = 0;     // the thread's event number (memory.hpp)
+    bool promised = false;       // a load that reads a store that runs later
+    std::uint32_t keeps = 0;     // a store that is what the load at this step read
     int other = -1;              // spawn, join: the other thread
     const char* name = "";       // the RMW's name
     Where where{};
@@ -58,6 +62,10 @@ class Execution {
     // a failure parked the threads: they then wait forever, and the caller must leak *this.
     void run(const std::function<void()>& scenario);
     bool failed() const { return !failure_.empty(); }
+    // The execution cannot exist: a load read a store that then did not come (see explore.hpp).
+    bool discarded() const;
+    // Depth-first phase: tell the schedule which loads could have read a later store.
+    void learn_futures();
     bool parked() const { return parked_; }
     const std::string& failure() const { return failure_; }
     std::string trace() const;  // model_trace.cpp
@@ -84,12 +92,24 @@ class Execution {
     struct ModelThread {
         int id;
         State state = State::runnable;
-        int joins = -1;  // State::joining: the thread it waits for
+        int joins = -1;     // State::joining: the thread it waits for
+        long spun_on = -1;  // the location it last spun on (Location::id), see load()
         std::function<void()> body;
         std::condition_variable wake;
         std::thread os;
     };
     using Lock = std::unique_lock<std::mutex>;
+    // A load that read a value no store had written yet; a later store must write it.
+    struct Promise {
+        int thread;
+        std::uint32_t location;
+        Bits value;
+        std::uint32_t event;  // the load's event number
+        std::uint32_t step;
+        std::memory_order order;
+        int node;  // its S node if seq_cst, else -1
+        bool kept = false;
+    };
 
     void thread_main(int id);
     ModelThread& self();
@@ -101,6 +121,9 @@ class Execution {
     std::vector<int> runnable_threads(const ModelThread& me) const;
     Location& live(Lock& lock, const void* atomic, const char* what, const Where& where);
     void wrote(const ModelThread& writer);
+    // After every access to `loc`: keeps or breaks the promises on it. `written`: the index of
+    // the store the access wrote, or -1. Returns the step of the load whose promise it kept.
+    std::uint32_t touched(Location& loc, const ModelThread& me, long written);
     void fail(std::string what);
     [[noreturn]] void park(Lock& lock, std::string what);
     std::uint32_t add(Event event);
@@ -116,6 +139,8 @@ class Execution {
     bool parked_ = false;
     std::string failure_;
     std::vector<Event> events_;
+    std::vector<Promise> promises_;
+    bool impossible_ = false;              // a promise was broken
     std::uint64_t steps_ = 0;              // scheduling points so far
     std::uint64_t steps_since_store_ = 0;  // livelock detection
     std::uint32_t first_spawn_event_ = 0;  // the trace folds the setup before it

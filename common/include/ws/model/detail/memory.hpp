@@ -41,6 +41,7 @@ struct Store {
                             // sequence: empty for a relaxed store)
     Clock seq_cst_release;  // joined into a seq_cst reader's strongly-happens-before clock: set
                             // only when an seq_cst store heads the release sequence
+    Clock writer;           // the writer's happens-before clock right after the store
 };
 
 // One thread's access to a location: its event number and the store it read or wrote.
@@ -94,6 +95,26 @@ class Memory {
     void read_modify_write(int thread, Location& loc, Bits value, std::memory_order order,
                            std::uint32_t step);
 
+    // A load that reads a store that has not run yet (load buffering, see explore.hpp): a
+    // promise. It reads nothing now; for a seq_cst load it takes its place in S's graph (after
+    // what strongly happens before it) and returns its node, else -1.
+    int promise(int thread, std::memory_order order);
+    // Keeps the promise that `thread`'s event `event` made, with store `index` (the newest):
+    // records the read; false if S can then no longer exist (the execution is impossible).
+    bool keep_promise(int thread, std::uint32_t event, int node, Location& loc, std::uint32_t index,
+                      std::uint32_t step);
+    // Does the atomic's construction happen before what `thread` does next? If not, an access
+    // is a data race on its (non-atomic) initialisation: the object was not published properly.
+    bool constructed_before(int thread, const Location& loc) const {
+        const Store& init = loc.stores.front();
+        return init.thread == thread ||
+               threads_[thread].happens_before.includes(init.thread, init.event);
+    }
+    bool happens_before(int thread, std::uint32_t event, const Store& store) const {
+        return store.writer.includes(thread, event);
+    }
+    std::uint32_t event(int thread) const { return threads_[thread].happens_before.at[thread]; }
+
   private:
     struct ThreadView {
         Clock happens_before;   // [u]: u's events that happen before this thread's next one
@@ -102,7 +123,6 @@ class Memory {
         std::vector<std::pair<std::uint32_t, int>> seq_cst_nodes;  // (event, S node)
     };
 
-    std::uint32_t event(int thread) const { return threads_[thread].happens_before.at[thread]; }
     std::uint32_t coherence_floor(int thread, const Location& loc) const;
     std::vector<int> seq_cst_predecessors(int thread, const Clock& strongly_before) const;
     void neighbours(const Location& loc, std::uint32_t rank, std::vector<int>& before,

@@ -5,12 +5,18 @@
 // execution replays that list up to the deepest choice that still has an untried alternative
 // within the bounds, takes that alternative, and from there on takes the first alternative of
 // every new choice (the running thread goes on; a load reads the newest store it may).
+//
+// A load's alternatives are the stores it may read, newest first, then "future values": values
+// of stores that ran after it in an earlier execution with the same prefix, which it could have
+// read had the store run first (load buffering). After each depth-first execution the explorer
+// adds those to the load's choice (add_future()), so that backtracking tries them.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include <ws/model/detail/hooks.hpp>
 #include <ws/model/explore.hpp>
 
 namespace ws::model::detail {
@@ -22,13 +28,23 @@ class Schedule {
     // Prepares the next execution; false when there is none left to run.
     bool next_execution();
 
-    // A scheduling point: `threads` are the thread ids that may run. If `first_goes_on`, the
-    // first is the running thread and choosing another is a preemption. Returns an index.
-    std::size_t choose_thread(const std::vector<int>& threads, bool first_goes_on);
-    // A load with `count` >= 2 stores it may read, newest first; returns an index (0: newest).
-    std::size_t choose_read(std::size_t count);
+    // A scheduling point at trace step `step`: `threads` are the ids that may run. If
+    // `preempts`, choosing another than the first costs a preemption. Returns an index.
+    std::size_t choose_thread(const std::vector<int>& threads, bool preempts, std::uint32_t step);
 
-    // The replay string of the current execution's choices so far ("t1,r1,t0").
+    // A load at trace step `step` that may read `count` >= 1 stores, newest first.
+    struct Read {
+        std::size_t index;  // which store; if `future`, none:
+        bool future;        // it reads a store that has not run yet, which must write `value`
+        Bits value;
+    };
+    Read choose_read(std::size_t count, std::uint32_t step);
+    // The load at `step` of the execution that just ended could also have read `value`.
+    void add_future(std::uint32_t step, Bits value);
+    // Whether the explorer should look for such values (depth-first phase only).
+    bool learns_futures() const { return phase_ == Phase::dfs; }
+
+    // The replay string of the current execution's choices so far ("t1,r1,f7@12,t0").
     std::string replay_string() const;
     // Set when Options::replay does not fit the scenario, or when a replayed DFS prefix met
     // different choices than before (a scenario that is not deterministic).
@@ -41,20 +57,24 @@ class Schedule {
     enum class Kind : std::uint8_t { thread, read };
     struct Choice {
         Kind kind;
-        std::uint32_t count;   // alternatives
-        std::uint32_t chosen;  // index of the one taken
-        int value;             // what the replay string says: a thread id, or the read's index
-        bool costly;           // alternatives after the first cost a preemption / a stale read
-        std::uint16_t preemptions_before;  // spent by the choices before this one
-        std::uint16_t stale_reads_before;
+        std::uint32_t step;
+        std::uint32_t count;   // threads, or stores the load may read (futures come after)
+        std::uint32_t chosen;  // index of the alternative taken
+        int thread;            // the thread chosen (thread choices)
+        bool preempts;         // thread choices: alternatives after the first preempt
+        std::uint16_t preemptions_before, stale_before, futures_before;  // spent before it
+        std::vector<Bits> futures;
+
+        std::uint32_t alternatives() const {
+            return count + static_cast<std::uint32_t>(futures.size());
+        }
     };
     enum class Phase : std::uint8_t { replay, dfs, random, done };
 
-    // The index for a choice point with `count` alternatives: forced by the replay or the DFS
-    // prefix, else the default or a random one. Records the choice.
-    std::size_t choose(Kind kind, std::uint32_t count, bool costly,
-                       const std::vector<int>* threads);
-    std::size_t random_index(Kind kind, std::uint32_t count, bool costly);
+    void decide(Choice& c, const std::vector<int>* threads);
+    void replay(Choice& c, const std::vector<int>* threads);
+    bool affordable(const Choice& c, std::uint32_t index) const;
+    void record(const Choice& c);
     bool backtrack();  // DFS: set prefix_ to the next execution's; false when there is none
     std::uint64_t random_bits();
 
@@ -62,9 +82,15 @@ class Schedule {
     Phase phase_;
     std::vector<Choice> trail_;   // this execution's choices
     std::vector<Choice> prefix_;  // DFS: the choices this execution must repeat
-    std::vector<std::pair<Kind, int>> replay_;
+    struct Token {
+        char kind;  // 't', 'r' or 'f'
+        std::uint64_t value;
+        std::uint32_t step;  // 'f' only
+    };
+    std::vector<Token> replay_;
+    std::size_t replayed_ = 0;
     std::string error_;
-    std::uint16_t preemptions_ = 0, stale_reads_ = 0;  // spent so far in this execution
+    std::uint16_t preemptions_ = 0, stale_ = 0, futures_ = 0;  // spent in this execution
     std::uint64_t dfs_executions_ = 0, random_executions_ = 0;
     bool dfs_complete_ = false;
     bool started_ = false;

@@ -1,0 +1,46 @@
+// Lesson 06, exercise 1, under the interleaving explorer: producers and consumers racing for
+// positions, within one block and across a block boundary.
+#include <gtest/gtest.h>
+
+#include <ws/model/explore.hpp>
+
+#include "../exercises.hpp"
+#include "injector_scenarios.hpp"
+
+using lesson06_model::Queue;
+using lesson06_model::Taken;
+
+// Two producers and two consumers: a thread that pushes, one that steals, and the main thread,
+// which pushes and then steals.
+TEST(Lesson06Ex1, ExplorerTwoProducersTwoConsumers) {
+    lesson06_model::expect_no_failure(ws::model::explore(lesson06_model::options(), [] {
+        Queue q;
+        Taken taken;
+        {
+            ws::model::Thread producer([&] { q.push(2); });
+            ws::model::Thread consumer([&] { taken.steal(q, 1); });
+            q.push(1);
+            taken.steal(q, 1);
+        }
+        taken.drain_and_check(q, 2);
+    }));
+}
+
+// One slot left in the first block: two producers race for it, and the loser must wait for the
+// winner to move the tail to a new block. The main thread, one of the producers, then steals:
+// if it takes the block's last item it moves the head to the new block, whose link the other
+// producer may not have written yet.
+TEST(Lesson06Ex1, ExplorerProducersCrossABlockBoundary) {
+    lesson06_model::expect_no_failure(ws::model::explore(lesson06_model::options(), [] {
+        Queue q;
+        Taken taken;
+        lesson06_model::use_up_all_but(q, taken, 1);
+        const std::uint64_t first = lesson06_model::kBlock;  // the next item's number
+        {
+            ws::model::Thread producer([&] { q.push(first + 1); });
+            q.push(first);
+            taken.steal(q, 1);
+        }
+        taken.drain_and_check(q, first + 1);
+    }));
+}
