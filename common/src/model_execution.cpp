@@ -15,8 +15,18 @@ namespace {
 struct Context {
     Execution* execution = nullptr;
     int thread = -1;
+    bool in_hook = false;  // inside the explorer (it holds mutex_), not in scenario code
 };
 thread_local Context context;
+
+// Marks the calling model thread as inside the explorer for a hook's duration: what it frees
+// meanwhile is the explorer's own memory, never a scenario object (see quarantine()).
+struct InHook {
+    InHook() noexcept { context.in_hook = true; }
+    ~InHook() { context.in_hook = false; }
+    InHook(const InHook&) = delete;
+    InHook& operator=(const InHook&) = delete;
+};
 
 std::string place(const Where& where) {
     std::string file = where.file;
@@ -165,19 +175,19 @@ void Execution::pass_baton(Lock& lock, ModelThread& me) {
 
 Location& Execution::live(Lock& lock, const void* atomic, const char* what, const Where& where) {
     Location* loc = memory_.find(atomic);
-    const std::string who = thread_name(self().id) + " " + what + " at " + place(where);
+    auto who = [&] { return thread_name(self().id) + " " + what + " at " + place(where); };
     if (loc == nullptr) {
-        park(lock, who +
+        park(lock, who() +
                        " an atomic that was not created in this execution (create every "
                        "atomic inside the scenario)");
     }
     if (!loc->alive) {
-        park(lock, "use after free: " + who + " a" + std::to_string(loc->id) + " (created at " +
+        park(lock, "use after free: " + who() + " a" + std::to_string(loc->id) + " (created at " +
                        place(loc->created_at) + "), which " + thread_name(loc->destroyed_by) +
                        " destroyed at step " + std::to_string(loc->destroyed_step));
     }
     if (!memory_.constructed_before(self().id, *loc)) {
-        park(lock, "data race on initialisation: " + who + " a" + std::to_string(loc->id) +
+        park(lock, "data race on initialisation: " + who() + " a" + std::to_string(loc->id) +
                        " (created at " + place(loc->created_at) + ") by " +
                        thread_name(loc->stores.front().thread) +
                        ", whose construction does not happen before this access (was the "
@@ -215,6 +225,7 @@ std::uint32_t Execution::add(Event event) {
 }
 
 void Execution::created(const void* atomic, Bits initial, Format format, const Where& where) {
+    InHook in_hook;
     Lock lock(mutex_);
     const int me = self().id;
     memory_.begin(me);
@@ -223,6 +234,7 @@ void Execution::created(const void* atomic, Bits initial, Format format, const W
 }
 
 void Execution::destroyed(const void* atomic) {
+    InHook in_hook;
     Lock lock(mutex_);
     const int me = self().id;
     Location* loc = memory_.find(atomic);
@@ -245,6 +257,7 @@ void Execution::destroyed(const void* atomic) {
 }
 
 Bits Execution::load(const void* atomic, std::memory_order order, const Where& where) {
+    InHook in_hook;
     Lock lock(mutex_);
     schedule(lock);
     ModelThread& me = self();
@@ -291,6 +304,7 @@ Bits Execution::load(const void* atomic, std::memory_order order, const Where& w
 }
 
 void Execution::store(const void* atomic, Bits value, std::memory_order order, const Where& where) {
+    InHook in_hook;
     Lock lock(mutex_);
     schedule(lock);
     ModelThread& me = self();
@@ -317,6 +331,7 @@ void Execution::store(const void* atomic, Bits value, std::memory_order order, c
 
 Bits Execution::read_modify_write(const void* atomic, const char* name, Apply apply, Bits operand,
                                   std::memory_order order, const Where& where) {
+    InHook in_hook;
     Lock lock(mutex_);
     schedule(lock);
     ModelThread& me = self();
@@ -346,6 +361,7 @@ Bits Execution::read_modify_write(const void* atomic, const char* name, Apply ap
 bool Execution::compare_exchange(const void* atomic, Bits& expected, Bits desired,
                                  std::memory_order success, std::memory_order failure,
                                  const Where& where) {
+    InHook in_hook;
     Lock lock(mutex_);
     schedule(lock);
     ModelThread& me = self();
@@ -460,6 +476,7 @@ void Execution::learn_futures() {
 }
 
 int Execution::spawn(std::function<void()> body) {
+    InHook in_hook;
     Lock lock(mutex_);
     ModelThread& me = self();
     if (threads_.size() >= static_cast<std::size_t>(kMaxThreads))
@@ -478,6 +495,7 @@ int Execution::spawn(std::function<void()> body) {
 }
 
 void Execution::join(int thread) {
+    InHook in_hook;
     Lock lock(mutex_);
     schedule(lock);
     ModelThread& me = self();
@@ -496,13 +514,16 @@ void Execution::join(int thread) {
 
 void Execution::check(bool ok, std::string_view what) {
     if (ok) return;
+    InHook in_hook;
     Lock lock(mutex_);
     fail("check failed: " + std::string(what));
 }
 
 void Execution::quarantine(void* memory) {
-    // Only the thread holding the baton gets here (see thread_main), so no lock: operator
-    // delete may run inside a hook, which holds mutex_ already.
+    // The explorer's own memory (vectors, strings) needs no quarantine, and keeping it would
+    // only make every execution slower.
+    if (context.in_hook) return std::free(memory);
+    // Only the thread holding the baton gets here (see thread_main), so no lock.
     if (quarantined_count_ == quarantined_capacity_) {
         const std::size_t capacity = quarantined_capacity_ == 0 ? 256 : 2 * quarantined_capacity_;
         void* grown = std::realloc(quarantined_, capacity * sizeof(void*));
