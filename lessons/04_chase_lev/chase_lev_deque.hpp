@@ -18,13 +18,15 @@
 // instrumented atomic that tries the interleavings and every value the C++ memory model allows
 // a load to read, so an order that is too weak fails there on any machine.
 //
-// TODO(exercise 3): the memory orderings. Exercises 1 and 2 use memory_order_relaxed
-// everywhere, which is right for one thread and wrong for several. Give every atomic operation
-// in push, pop and steal the order it needs, with a comment saying which operation it pairs
-// with and what would break without it. pop needs store-load ordering (store bottom, then load
-// top) and steal load-load ordering (load top, then load bottom), all four in one total order:
-// use seq_cst operations there, not std::atomic_thread_fence, which ThreadSanitizer does not
-// understand. Check with ./workshop test 4 --exercise 3 --tsan.
+// TODO(exercise 3): the memory orderings. Exercises 1 and 2 may use memory_order_relaxed
+// everywhere, which is right for one thread and wrong for several. When you are done, every
+// atomic operation in push, pop and steal has the weakest order that is still correct under
+// the C++ memory model (not just on x86), and next to it a comment: which operation it pairs
+// with, and what could happen without it. Rules: an item a thief takes must be fully visible to
+// it, and the owner and a thief must never both take the last item; no
+// std::atomic_thread_fence (ThreadSanitizer does not model fences). The chapter explains the
+// tools (release/acquire, store buffering, the single total order S); choosing is yours.
+// Checked by Lesson04Ex3 (its Explorer tests try every order the memory model allows).
 #pragma once
 
 #include <atomic>
@@ -154,42 +156,45 @@ class ChaseLevDeque {
 
 template <typename T>
 void ChaseLevDeque<T>::push(T item) {
-    // TODO(exercise 1): with b = owner_bottom_ and t = top_, store `item` in owner_slot(b),
-    // then set_bottom(b + 1, ...). If the ring is full (b - t > owner_mask_), call grow(t, b)
-    // first (exercise 4). Use std::memory_order_relaxed on every atomic operation for now;
-    // exercise 3 chooses the orders.
+    // TODO(exercise 1): the item becomes the newest one, and a thief can see it only once it
+    // is in its slot. Rule: only the owner writes bottom, and it keeps its own copy of it
+    // (owner_bottom_, owner_slot) so that it never reads its own atomic back; a full ring
+    // grows first (exercise 4 writes grow). Relaxed orders are fine until exercise 3.
+    // Checked by Lesson04Ex1.
     (void)item;
     throw ws::NotImplemented("lesson 04, exercise 1: ChaseLevDeque::push");
 }
 
 template <typename T>
 std::optional<T> ChaseLevDeque<T>::pop() {
-    // TODO(exercise 1): take the newest item. Reserve it first, set_bottom(b, ...) with
-    // b = owner_bottom_ - 1, then read top_: if the deque was empty (top > b), put bottom back
-    // to b + 1 and return nothing; otherwise return the item in owner_slot(b).
-    // TODO(exercise 2): when top == b this is the last item and a thief may be taking it right
-    // now: let one CAS on top_ (from b to b + 1) decide who gets it, and put bottom back to
-    // b + 1 either way.
+    // TODO(exercise 1): returns the newest item, or nothing when the deque is empty — and an
+    // empty pop leaves the deque as it found it. Rule: a thief may be reading top and bottom
+    // at any moment, so the owner must claim the item before it looks at top, not after.
+    // Checked by Lesson04Ex1.
+    // TODO(exercise 2): when owner and thief go for the same last item, exactly one of them
+    // gets it, decided by one atomic step both sides take, and bottom ends consistent either
+    // way. Checked by Lesson04Ex2.
     throw ws::NotImplemented("lesson 04, exercise 1: ChaseLevDeque::pop");
 }
 
 template <typename T>
 ws::Steal<T> ChaseLevDeque<T>::steal() {
-    // TODO(exercise 1): take the oldest item: read top_, then bottom_; if top >= bottom return
-    // Steal<T>::empty(); otherwise read the item at index top in buffer_ (->at(top)), advance
-    // top_ and return Steal<T>::success(item). (A thief must not use the owner_ variables.)
-    // TODO(exercise 2): other thieves and the owner race for the same index: advance top_ with
-    // one compare_exchange_strong from t to t + 1, and return Steal<T>::retry() if it fails.
-    // Which must come first, reading the slot or the CAS?
+    // TODO(exercise 1): returns the oldest item, or Steal<T>::empty() when there is none.
+    // Rule: a thief sees the deque only through the atomics (top_, bottom_, buffer_), never
+    // through the owner's private copies. Checked by Lesson04Ex1.
+    // TODO(exercise 2): with other thieves and the owner racing for the same index, every item
+    // is taken exactly once; a thief that loses the race says so (Steal<T>::retry()) rather
+    // than waiting. Rule: after a thief has won, the owner may reuse that slot at once.
+    // Checked by Lesson04Ex2.
     throw ws::NotImplemented("lesson 04, exercise 1: ChaseLevDeque::steal");
 }
 
 // Owner only, from push() when the ring is full.
 template <typename T>
 void ChaseLevDeque<T>::grow(std::int64_t top, std::int64_t bottom) {
-    // TODO(exercise 4): make a Buffer of twice the live one's capacity (buffers_.back()), copy
-    // every index in [top, bottom) to the same index in it, append it to buffers_ (the old one
-    // stays there: why?), publish it in buffer_ and switch the owner's view with use_buffer().
+    // TODO(exercise 4): afterwards the ring has twice the room and every item of [top, bottom)
+    // is still at its index, for the owner and for thieves alike. Rule: a thief that loaded
+    // the old buffer a moment ago may still read from it. Checked by Lesson04Ex4.
     (void)top;
     (void)bottom;
     throw ws::NotImplemented("lesson 04, exercise 4: ChaseLevDeque::grow");

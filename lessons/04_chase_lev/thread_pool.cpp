@@ -62,12 +62,12 @@ void ThreadPool::spawn(Task task) {
     // out of a queue, and the queue orders this increment before that (push's release store of
     // bottom and the taker's seq_cst load of it, or the owner's own later pop; the shared
     // queue's mutex); and when a task spawns, its own subtraction comes later in this thread.
-    // TODO(exercise 5): from one of this pool's workers (tl_worker.pool == this), push the
-    // task onto that worker's own deque instead: no lock, no CAS. Count it with
-    // count_spawn(worker) first (a thief may take it the moment it is pushed); the deque holds
-    // owning pointers (owned.release() once the push succeeded; if push throws, count the task
-    // back out: ++worker.unreported). As given, every task goes to the shared queue, as in
-    // lesson 01.
+    // TODO(exercise 5): a task spawned by one of this pool's workers goes onto that worker's
+    // own deque — no lock, no CAS — and any other spawn to the shared queue. Rules: a task
+    // counts as pending before anyone can take it (a thief may take it the moment it is
+    // pushed); the deque holds owning pointers, and a push that throws leaves nothing counted
+    // and nothing leaked. As given, every task goes to the shared queue, as in lesson 01.
+    // Checked by Lesson04Ex5.
     {
         // Only a worker may push onto its own deque: from anywhere else, the shared queue.
         // Counted under its mutex, which every taker holds too, once the push has succeeded.
@@ -143,11 +143,12 @@ std::unique_ptr<Task> ThreadPool::steal(std::size_t thief, XorShift& rng) {
 // run now) and pushes the others onto the thief's own deque; nullptr if it got nothing. (Why
 // one task per CAS, when lesson 03 took half in one step? Exercise 5's hints.)
 Task* ThreadPool::steal_batch(Worker& victim, Worker& me) {
-    // TODO(exercise 5): take up to half of what the victim's deque holds (size()), at most
-    // config_.max_steal_batch steal() calls, one task per call: keep the first to return, push
-    // the others onto me.deque (never more than fits without growing it), skip a retry, stop
-    // at empty. Count one steal and every moved task in me.steals and me.stolen_tasks. As
-    // given, a thief never gets anything.
+    // TODO(exercise 5): a visit takes up to half of what the victim holds and at most
+    // config_.max_steal_batch tasks: one to run now, the rest onto the thief's own deque;
+    // stats() counts one steal per visit that got anything and every task it moved. Rules:
+    // one task per steal() (why? hint 2); a lost race is not an empty deque; never grow the
+    // thief's deque here (a growth can throw after tasks were taken). As given, a thief never
+    // gets anything. Checked by Lesson04Ex5.
     (void)victim;
     (void)me;
     return nullptr;

@@ -230,26 +230,33 @@ class Injector {
 
 template <typename T>
 void Injector<T>::push(T item) {
-    // TODO(exercise 1): claim the tail position with a seq_cst CAS (wait while the tail is at the
-    // phantom offset kBlockSize); if you took a block's last slot, move the tail to slot 0 of a
-    // new block and link it as `next`; then construct the item in the slot and set `written`.
+    // TODO(exercise 1): the item gets the next position, is constructed in its slot and becomes
+    // readable (written) — from any number of producers at once, each position given to one.
+    // Rules: the claim of a position is the publication the parking protocol reasons about, so
+    // it lies in S; a producer touches a block only once its claim succeeded; whoever takes a
+    // block's last slot moves the tail on to a new block while the others wait at the phantom
+    // offset. Checked by Lesson06Ex1.
     (void)item;
     throw NotImplemented("lesson 06, exercise 1: Injector::push");
 }
 
 template <typename T>
 ws::Steal<T> Injector<T>::steal() {
-    // TODO(exercise 1): view_head(); empty if the head is not before the tail; claim the head
-    // position with a seq_cst CAS (retry if you lose); if you took the block's last slot,
-    // advance_head(); take() the item and release_reads() its slot.
+    // TODO(exercise 1): returns the oldest item, each exactly once across consumers; empty
+    // when the head has caught up with the tail, retry when another consumer won the race.
+    // Rules: claim first, touch the slot after; the consumer of a block's last slot moves the
+    // head on (advance_head) before anyone can pass; every slot read is released
+    // (release_reads), or its block is never freed. Checked by Lesson06Ex1.
     throw NotImplemented("lesson 06, exercise 1: Injector::steal");
 }
 
 template <typename T>
 ws::Steal<T> Injector<T>::steal_batch_and_pop(ChaseLevDeque<T>& dest) {
-    // TODO(exercise 3): claim about half of what is queued (at most kMaxBatch + 1, never past
-    // the head's block, never more than `dest` takes without growing) with one CAS, return the
-    // oldest and push the others into `dest`. As given, it takes a single item and moves nothing.
+    // TODO(exercise 3): one claim takes about half of what is queued (at most kMaxBatch + 1):
+    // the oldest is returned, the others land in `dest`, in order. Rules: one block at a time;
+    // once claimed, nothing may be lost — and growing `dest` can throw, so claim no more than
+    // it holds without growing. As given, it takes a single item and moves nothing.
+    // Checked by Lesson06Ex3.
     (void)dest;
     return steal();
 }
@@ -275,9 +282,10 @@ void Injector<T>::advance_head(Block* block, std::uint64_t phantom) {
 
 template <typename T>
 void Injector<T>::release_reads(Block* block, std::uint64_t n) noexcept {
-    // TODO(exercise 2): count the n slots read in block->reads_done; the consumer whose count
-    // completes the block (kBlockSize) frees it with delete_block(). As given, used-up blocks
-    // are never freed.
+    // TODO(exercise 2): a block is freed exactly once, by whichever consumer finishes it, and
+    // only when no thread can touch it any more. Rule: one counter per block decides, and only
+    // the consumer whose release completes it may free it. As given, used-up blocks are never
+    // freed. Checked by Lesson06Ex2.
     (void)block;
     (void)n;
 }

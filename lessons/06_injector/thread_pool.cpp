@@ -61,10 +61,10 @@ void ThreadPool::spawn(Task task) {
         // Counted before any worker can take it, so the count cannot reach zero while it waits.
         // Relaxed is enough: the subtraction comes after a worker took the task out of the
         // queue, and the queue orders this increment before that.
-        // TODO(exercise 4): push into injector_ instead (its seq_cst CAS on the tail publishes
-        // the task for the parking protocol), counted in pending_ before the push. A push that
-        // throws leaves nothing counted, and no wait_idle caller asleep on the count it took
-        // back. As given, the stand-in locked queue.
+        // TODO(exercise 4): a spawn from outside goes into injector_, counted as pending before
+        // any worker can take it. Rules: a push that throws leaves nothing counted and no
+        // wait_idle caller asleep on the count it took back. As given, the stand-in locked
+        // queue. Checked by Lesson06Ex4.
         std::lock_guard lock(mutex_);
         shared_.push_back(std::move(owned));
         pending_.fetch_add(1, std::memory_order_relaxed);  // under the lock: see above
@@ -117,8 +117,10 @@ void ThreadPool::worker_loop(std::size_t index) {
 
 std::unique_ptr<Task> ThreadPool::find_task(std::size_t index, XorShift& rng) {
     Worker& me = *workers_[index];
-    // TODO(exercise 5): every kFairnessInterval-th call (count in me.ticks), look at the
-    // injector before the own deque. As given, a busy worker never looks past its own deque.
+    // TODO(exercise 5): a task injected into a busy pool starts within a bounded number of
+    // other tasks, even when the workers' own deques never run dry. Rule: the own deque stays
+    // first almost always (it is the cheap, cache-hot path). As given, a busy worker never
+    // looks past its own deque. Checked by Lesson06Ex5.
     if (auto task = me.deque.pop()) return std::unique_ptr<Task>(*task);  // own, newest first
     if (auto task = take_injector(index)) return task;                    // then work from outside
     return steal(index, rng);  // then other workers' work
@@ -129,8 +131,9 @@ std::unique_ptr<Task> ThreadPool::find_task(std::size_t index, XorShift& rng) {
 // A batch of the oldest injected tasks into our own deque, and one of them to run now: the rest
 // are then ours to pop (or others' to steal) without touching the shared queue again.
 std::unique_ptr<Task> ThreadPool::take_injector(std::size_t index) {
-    // TODO(exercise 4): take a batch with injector_.steal_batch_and_pop(own deque), count it in
-    // injector_takes, and try again on retry. As given, one task from the stand-in locked queue.
+    // TODO(exercise 4): a worker takes work from the injector a batch at a time, counted in
+    // stats().injector_takes. Rule: a lost race is not an empty injector. As given, one task
+    // from the stand-in locked queue. Checked by Lesson06Ex4.
     (void)index;
     // relaxed: only a hint that spares the lock while the queue is empty; the lock decides.
     if (shared_size_.load(std::memory_order_relaxed) == 0) return nullptr;
@@ -211,7 +214,8 @@ Task* ThreadPool::steal_batch(Worker& victim, Worker& me) {
 bool ThreadPool::has_work_anywhere() const noexcept {
     // seq_cst: pairs with the destructor's seq_cst store (stop is published like a task).
     if (stopping_.load(std::memory_order_seq_cst)) return true;
-    // TODO(exercise 4): look at the injector (is_empty() loads its tail with seq_cst) instead.
+    // TODO(exercise 4): the recheck of a worker about to sleep sees a task injected before it
+    // (the parking protocol of lesson 05: its loads lie in S). Checked by Lesson06Ex4.
     // seq_cst: pairs with spawn's seq_cst increment.
     if (shared_size_.load(std::memory_order_seq_cst) > 0) return true;
     for (const auto& w : workers_) {
