@@ -50,6 +50,11 @@ class Patch:
     preset: str      # default, tsan or asan
     reliable: bool
     repeat: int      # --gtest_repeat for the gate: the test must fail in at least one of them
+    explorer: str | None = None  # an interleaving-explorer test (tests/NN/model) that catches it
+
+    @property
+    def explorer_target(self) -> str:
+        return f"ws_lesson{self.lesson}_solution_model_tests"
 
     @property
     def name(self) -> str:
@@ -72,7 +77,7 @@ def load_patches(root: Path = ROOT) -> list[Patch]:
                                  "which does not exist")
             patches.append(Patch(folder.name[:2], folder, file, entry["test"],
                                  entry.get("preset", "default"), bool(entry["reliable"]),
-                                 int(entry.get("repeat", 1))))
+                                 int(entry.get("repeat", 1)), entry.get("explorer")))
     return patches
 
 
@@ -122,8 +127,9 @@ class Sandbox:
             raise Failure(f"{patch.name} does not apply to the solution "
                           f"({'reverse' if reverse else 'forward'}):\n{r.stdout}{r.stderr}")
 
-    def build(self, patch: Patch) -> Path:
-        preset = patch.preset
+    def build(self, patch: Patch, target: str | None = None, preset: str | None = None) -> Path:
+        preset = preset or patch.preset
+        target = target or patch.target
         if preset not in self.configured:
             # Only the lessons' tests: no benchmarks, whatever the preset says.
             r = run(["cmake", "--preset", preset, "-DWS_BUILD_BENCHMARKS=OFF"], self.dir)
@@ -132,18 +138,20 @@ class Sandbox:
                               f"{r.stderr[-3000:]}")
             self.configured.add(preset)
         bdir = self.dir / "build" / preset
-        r = run(["cmake", "--build", str(bdir), "--target", patch.target], self.dir)
+        r = run(["cmake", "--build", str(bdir), "--target", target], self.dir)
         if r.returncode != 0:
             raise Failure(f"{patch.name} does not build with the '{preset}' preset:\n"
                           f"{(r.stdout + r.stderr)[-4000:]}")
-        return bdir / patch.target
+        return bdir / target
 
-    def run_test(self, patch: Patch, exe: Path, repeat: int) -> tuple[bool, str]:
+    def run_test(self, patch: Patch, exe: Path, repeat: int,
+                 test: str | None = None) -> tuple[bool, str]:
         """Runs the named test; returns (failed, the output's last lines)."""
-        listed = run([str(exe), f"--gtest_filter={patch.test}", "--gtest_list_tests"], self.dir)
-        if patch.test.split(".")[-1] not in listed.stdout:
-            raise Failure(f"{patch.name}: the test {patch.test} does not exist in {patch.target}")
-        cmd = [str(exe), f"--gtest_filter={patch.test}", f"--gtest_repeat={repeat}",
+        test = test or patch.test
+        listed = run([str(exe), f"--gtest_filter={test}", "--gtest_list_tests"], self.dir)
+        if test.split(".")[-1] not in listed.stdout:
+            raise Failure(f"{patch.name}: the test {test} does not exist in {exe.name}")
+        cmd = [str(exe), f"--gtest_filter={test}", f"--gtest_repeat={repeat}",
                "--gtest_break_on_failure=0"]
         try:
             r = run(cmd, self.dir, env=SANITIZER_ENV.get(patch.preset), timeout=900)
@@ -178,7 +186,8 @@ class BusyLoad:
 
 def gate(patches: list[Patch], keep: bool, load: bool = True) -> int:
     reliable = [p for p in patches if p.reliable]
-    skipped = [p for p in patches if not p.reliable]
+    skipped = [p for p in patches if not p.reliable and not p.explorer]
+    explored = [p for p in patches if p.explorer]
     problems = []
     started = time.monotonic()
     box = Sandbox(keep)
@@ -205,13 +214,37 @@ def gate(patches: list[Patch], keep: bool, load: bool = True) -> int:
                                 f"({patch.preset} build, {patch.repeat} run(s)): the chapter's "
                                 "claim is no longer true")
                 say(f"FAIL  {patch.name}: {patch.test} passes with the bug in ({took})")
+        # The explorer's verdict does not depend on the machine: every patch that names an
+        # explorer test is gated by it, reliable or not (one default build, no busy load needed).
+        for patch in explored:
+            t0 = time.monotonic()
+            try:
+                box.apply(patch)
+                try:
+                    exe = box.build(patch, patch.explorer_target, "default")
+                    failed, detail = box.run_test(patch, exe, 1, patch.explorer)
+                finally:
+                    box.apply(patch, reverse=True)
+            except Failure as e:
+                problems.append(str(e))
+                say(f"ERROR {patch.name}: {str(e).splitlines()[0]}")
+                continue
+            took = f"{time.monotonic() - t0:.0f} s"
+            if failed:
+                say(f"ok    {patch.name}: {patch.explorer} fails (explorer, {took})")
+            else:
+                problems.append(f"{patch.name}: the explorer test {patch.explorer} passes with "
+                                "the bug in")
+                say(f"FAIL  {patch.name}: {patch.explorer} passes with the bug in ({took})")
     finally:
         box.close()
     for p in skipped:
         say(f"skip  {p.name}: not reliable on this hardware (see manifest.toml), not gated")
     loaded = f", each test run beside {os.cpu_count() or 2} busy processes" if load else ""
-    say(f"break-it: {len(reliable) - len(problems)} of {len(reliable)} reliable patches make "
-        f"their test fail{loaded} ({time.monotonic() - started:.0f} s)")
+    gated = len(reliable) + len(explored)
+    say(f"break-it: {gated - len(problems)} of {gated} gated checks make their test fail "
+        f"({len(reliable)} tests{loaded}; {len(explored)} explorer tests) "
+        f"({time.monotonic() - started:.0f} s)")
     if problems:
         say("\n".join(problems))
         return 1

@@ -34,6 +34,17 @@ class BreakItManifestTest(unittest.TestCase):
             self.assertRegex(sources, rf"TEST\({re.escape(suite)},\s*{re.escape(name)}\)",
                              f"{p.name} names {p.test}, which is not a test of {p.folder.name}")
 
+    def test_every_named_explorer_test_exists(self):
+        for p in self.patches:
+            if not p.explorer:
+                continue
+            suite, name = p.explorer.split(".")
+            sources = "\n".join(f.read_text() for f in
+                                (ROOT / "tests" / p.folder.name / "model").glob("*.cpp"))
+            self.assertRegex(sources, rf"\b{re.escape(name)}\b",
+                             f"{p.name} names the explorer test {p.explorer}, which is not in "
+                             f"tests/{p.folder.name}/model")
+
     def test_presets_are_known(self):
         for p in self.patches:
             self.assertIn(p.preset, ("default", "tsan", "asan"), p.name)
