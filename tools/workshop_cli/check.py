@@ -26,7 +26,7 @@ def _tests_must_pass(preset: str) -> Callable[[], str]:
     def step() -> str:
         b.build(preset)
         junit = b.build_dir(preset) / "reports" / "check-solutions.xml"
-        results = run_ctest(preset, r"^(common\.|lesson[0-9]+\.solution\.)", junit)
+        results = run_ctest(preset, r"^(common\.|model\.|lesson[0-9]+\.solution\.)", junit)
         if not results:
             raise StepFailed("no tests ran")
         failed = [r for r in results if not r.passed]
