@@ -2,8 +2,13 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <thread>
+
+#include <ws/testing/wait.hpp>
 
 #include "exercises.hpp"
 #include "helpers.hpp"
@@ -90,4 +95,63 @@ TEST(Lesson07Ex2, ManyJoinsInParallelFromManyTasks) {
         pool.spawn([&] { total.fetch_add(fib(pool, 18)); });
     pool.wait_idle();
     EXPECT_EQ(total.load(), 8u * 2584u);
+}
+
+TEST(Lesson07Ex2, AJoinOnOneWorkerReturnsWithinASecond) {
+    // On one worker nobody but the joiner can run b: a join that waits without helping (or
+    // taking b back) waits for itself. Bounded here rather than by the watchdog.
+    auto pool = std::make_unique<ThreadPool>(1);
+    auto returned = std::make_shared<std::atomic<bool>>(false);
+    pool->spawn([&pool = *pool, returned] {
+        int a = 0, b = 0;
+        join(
+            pool, [&] { a = 1; }, [&] { b = 2; });
+        *returned = a + b == 3;
+    });
+    if (!ws::testing::wait_until([&] { return returned->load(); },
+                                 std::chrono::seconds(1) * ws::testing::slowdown())) {
+        (void)pool.release();  // its worker waits for ever: leak it
+        FAIL() << "join on the only worker did not return within 1 s: it must run b itself "
+                  "(take it back, or help with try_run_one), not wait for someone else to";
+    }
+    pool->wait_idle();
+}
+
+TEST(Lesson07Ex2, ATaskThatASpawnedStillRunsAndBRunsOnce) {
+    // a spawns a task onto this worker's deque, above b, and nobody else can take either (one
+    // worker): the newest job is not b. join must leave that task queued and run it (helping),
+    // then b. A take_back that takes whatever it pops drops the task and leaves b's job in the
+    // deque to run again later; b sees the task not yet run and parks this worker for good
+    // (join's frame must outlive b's job), and the test reports it within 2 s.
+    auto pool = std::make_unique<ThreadPool>(1);
+    struct State {
+        std::atomic<bool> spawned_ran{false};
+        std::atomic<int> b_runs{0};
+        std::atomic<int> verdict{0};  // 1: join returned with both done; 2: b ran first
+    };
+    auto state = std::make_shared<State>();
+    pool->spawn([&pool = *pool, state] {
+        join(
+            pool, [&] { pool.spawn([state] { state->spawned_ran = true; }); },
+            [&] {
+                state->b_runs.fetch_add(1);
+                if (!state->spawned_ran.load()) {
+                    state->verdict = 2;
+                    for (;;)  // keep join's frame (and b's job in it) alive: never return
+                        std::this_thread::sleep_for(std::chrono::hours(1));
+                }
+            });
+        state->verdict = 1;
+    });
+    ASSERT_TRUE(ws::testing::wait_until([&] { return state->verdict.load() != 0; },
+                                        std::chrono::seconds(2) * ws::testing::slowdown()))
+        << "join did not return";
+    if (state->verdict.load() == 2) {
+        (void)pool.release();  // its worker is parked in b for good: leak it
+        FAIL() << "join ran b while the task that a spawned was still unrun: take_back took a job "
+                  "that was not b (it must check, and push anything else back)";
+    }
+    pool->wait_idle();
+    EXPECT_TRUE(state->spawned_ran.load());
+    EXPECT_EQ(state->b_runs.load(), 1) << "b ran more than once";
 }

@@ -5,7 +5,14 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
 #include <thread>
+
+#include <ws/testing/thread_state.hpp>
+#include <ws/testing/wait.hpp>
+#include <ws/testing/within.hpp>
 
 #include "exercises.hpp"
 #include "helpers.hpp"
@@ -63,4 +70,57 @@ TEST(Lesson07Ex3, WaitIdleStillWorksAfterOutsideJoins) {
         pool.spawn([&] { ran++; });
     pool.wait_idle();
     EXPECT_EQ(ran.load(), 102);
+}
+
+TEST(Lesson07Ex3, RunFromOutsideRethrowsWhatTheWorkThrew) {
+    ThreadPool pool(2);
+    std::string caught;
+    try {
+        ws::lesson07::detail::run_from_outside(pool, [] { throw std::runtime_error("f failed"); });
+    } catch (const std::runtime_error& e) {
+        caught = e.what();
+    }
+    EXPECT_EQ(caught, "f failed") << "what f threw on the worker must be rethrown to the caller";
+    EXPECT_NO_THROW(pool.wait_idle()) << "f's exception is the caller's, not the pool's";
+}
+
+TEST(Lesson07Ex3, TheCallerWakesWhenTheWorkIsDone) {
+    // The caller asleep, the worker pinned to its CPU with SCHED_IDLE: when the worker wakes the
+    // caller, the caller runs at once, before the worker goes on. If the work is not marked done
+    // by then, the caller finds it unfinished and sleeps again, with nobody left to wake it. Up
+    // to 5 attempts (the scheduler does not always switch at once on a busy machine).
+    if (!ws::testing::kCanSteerThreads) GTEST_SKIP() << "needs Linux (/proc, sched_setscheduler)";
+    using namespace std::chrono_literals;
+    using ws::testing::slowdown;
+    const auto before = ws::testing::thread_ids();
+    auto pool = std::make_unique<ThreadPool>(1);
+    const auto workers = ws::testing::new_threads(before);
+    ASSERT_EQ(workers.size(), 1u);
+    const int cpu = ws::testing::a_cpu_of_this_thread();
+    ws::testing::pin_to_cpu(workers[0], cpu);
+    ws::testing::make_idle_priority(workers[0]);  // the pool's worker ends with the pool
+    for (int attempt = 1; attempt <= 5; ++attempt) {
+        auto release = std::make_shared<std::atomic<bool>>(false);
+        auto caller_tid = std::make_shared<std::atomic<ws::testing::ThreadId>>(0);
+        ws::testing::DetachedCall caller([&pool = *pool, cpu, release, caller_tid] {
+            const auto me = ws::testing::current_thread_id();
+            ws::testing::pin_to_cpu(me, cpu);
+            ws::testing::request_short_slice(me);
+            *caller_tid = me;
+            ws::lesson07::detail::run_from_outside(pool, [release] {
+                ws::testing::wait_until([&] { return release->load(); }, 10s * slowdown());
+            });
+        });
+        ASSERT_TRUE(ws::testing::wait_until([&] { return caller_tid->load() != 0; }, 5s));
+        ASSERT_TRUE(ws::testing::wait_until_all({caller_tid->load()}, ws::testing::blocked_on_futex,
+                                                10s * slowdown()))
+            << "the caller of run_from_outside did not go to sleep while the work ran";
+        *release = true;  // the work ends now, on the worker
+        if (!caller.wait_for(2s * slowdown())) {
+            (void)pool.release();  // the caller sleeps for ever and uses the pool: leak it
+            FAIL() << "the caller of run_from_outside slept on after its work was done (attempt "
+                   << attempt << "): mark the work done first, then wake the caller";
+        }
+        if (const auto error = caller.error()) std::rethrow_exception(error);
+    }
 }

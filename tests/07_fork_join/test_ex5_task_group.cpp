@@ -3,10 +3,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
+
+#include <ws/testing/within.hpp>
 
 #include "exercises.hpp"
 #include "helpers.hpp"
@@ -150,4 +153,26 @@ TEST(Lesson07Ex5, ARunThatThrowsIsNotCounted) {
     EXPECT_THROW(group.run(ThrowsWhenMoved{}), std::runtime_error);
     group.wait();  // must return: the task that failed to spawn was never queued
     EXPECT_EQ(ran.load(), 1);
+}
+
+TEST(Lesson07Ex5, AGroupWhoseTaskThrowsStillFinishes) {
+    // A task that throws has finished too: wait() must return (and rethrow), bounded here
+    // rather than by the watchdog.
+    auto pool = std::make_unique<ThreadPool>(2);
+    auto group = std::make_unique<TaskGroup>(*pool);
+    group->run([] { throw std::runtime_error("task failed"); });
+    ws::testing::DetachedCall waiter([&group = *group] { group.wait(); });
+    if (!waiter.wait_for(1s * ws::testing::slowdown())) {
+        (void)group.release();  // wait() waits for ever, and the group's destructor would too
+        (void)pool.release();
+        FAIL() << "wait() did not return within 1 s after its only task threw: a task that "
+                  "throws must be counted off pending_ too";
+    }
+    std::string caught;
+    try {
+        if (const auto error = waiter.error()) std::rethrow_exception(error);
+    } catch (const std::runtime_error& e) {
+        caught = e.what();
+    }
+    EXPECT_EQ(caught, "task failed");
 }
