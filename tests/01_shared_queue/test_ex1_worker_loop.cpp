@@ -4,12 +4,17 @@
 
 #include <atomic>
 #include <chrono>
+#include <exception>
+#include <memory>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
 #include <ws/testing/exactly_once.hpp>
+#include <ws/testing/harness.hpp>
+#include <ws/testing/thread_state.hpp>
 #include <ws/testing/wait.hpp>
+#include <ws/testing/within.hpp>
 
 #include "exercises.hpp"
 #include "thread_pool.hpp"
@@ -92,4 +97,89 @@ TEST(Lesson01Ex1, AnIdlePoolSleeps) {
     const double used = ws::testing::process_cpu_seconds() - before;
     EXPECT_LT(used, 0.02 * 0.5) << "the idle pool used " << used * 1000
                                 << " ms of CPU in 500 ms: a worker is busy-waiting";
+}
+
+TEST(Lesson01Ex1, ASpawnIntoAPoolOfSleepingWorkersIsNotLost) {
+    // The lost wake-up of a notify that comes before the task is queued, forced rather than left
+    // to timing: the workers asleep, the spawning thread pinned to their CPU with SCHED_IDLE, so
+    // a worker that its notify wakes runs before the spawn goes on (if the task is not queued by
+    // then, that worker finds nothing and sleeps again, and nobody is left to wake). On a busy
+    // machine the scheduler does not always switch at once, so the test tries up to 8 times.
+    if (!ws::testing::kCanSteerThreads) GTEST_SKIP() << "needs Linux (/proc, sched_setscheduler)";
+    const auto before = ws::testing::thread_ids();
+    auto pool = std::make_unique<ThreadPool>(2);
+    const auto workers = ws::testing::new_threads(before);
+    ASSERT_EQ(workers.size(), 2u);
+    const int cpu = ws::testing::a_cpu_of_this_thread();
+    for (const auto tid : workers) {
+        ws::testing::pin_to_cpu(tid, cpu);
+        ws::testing::request_short_slice(tid);
+    }
+    for (int attempt = 1; attempt <= 8; ++attempt) {
+        ASSERT_TRUE(ws::testing::wait_until_asleep(workers, 10s * slowdown()))
+            << "the workers of an idle pool did not go to sleep";
+        auto ran = std::make_shared<std::atomic<bool>>(false);
+        ws::testing::DetachedCall spawner([&pool = *pool, cpu, ran] {
+            // The thread that spawns is born with SCHED_IDLE on that CPU (it inherits both): a
+            // thread switched to SCHED_IDLE keeps the lag it had, scaled up, and may then be
+            // preferred to the worker it wakes.
+            const auto me = ws::testing::current_thread_id();
+            ws::testing::pin_to_cpu(me, cpu);
+            ws::testing::make_idle_priority(me);
+            std::exception_ptr error;
+            std::thread([&] {
+                try {
+                    pool.spawn([ran] { *ran = true; });
+                } catch (...) {
+                    error = std::current_exception();
+                }
+            }).join();
+            if (error) std::rethrow_exception(error);
+        });
+        ASSERT_TRUE(spawner.wait_for(10s * slowdown())) << "spawn did not return";
+        if (const auto error = spawner.error()) std::rethrow_exception(error);
+        ASSERT_TRUE(wait_until([&] { return ran->load(); }, 1s * slowdown()))
+            << "a task spawned into a pool whose workers slept never ran (attempt " << attempt
+            << "): was a worker woken before the task was queued? Queue it under the lock "
+               "first, then notify";
+    }
+}
+
+TEST(Lesson01Ex1, TasksQueuedWhileTheOnlyWorkerIsBusyRunAfterIt) {
+    // The two tasks are queued while the one worker runs the first: their notifications find
+    // nobody waiting. The worker must look at the queue before it goes to sleep.
+    auto pool = std::make_unique<ThreadPool>(1);
+    auto release = std::make_shared<std::atomic<bool>>(false);
+    auto ran = std::make_shared<std::atomic<int>>(0);
+    pool->spawn([release, ran] {
+        wait_until([&] { return release->load(); }, 10s * slowdown());
+        ran->fetch_add(1);
+    });
+    for (int i = 0; i < 2; ++i)
+        pool->spawn([ran] { ran->fetch_add(1); });
+    *release = true;
+    if (!wait_until([&] { return ran->load() == 3; }, 2s * slowdown())) {
+        (void)pool.release();  // its destructor would wait for the same missing wake-up: leak it
+        FAIL() << ran->load()
+               << " of 3 tasks ran: a worker that finishes a task must run what "
+                  "was queued meanwhile, not sleep until the next notify (wait "
+                  "with a predicate)";
+    }
+}
+
+TEST(Lesson01Ex1, ARunningTaskCanSpawn) {
+    // A task that spawns takes the pool's mutex: a worker must not hold it while the task runs.
+    auto pool = std::make_unique<ThreadPool>(1);
+    auto spawned = std::make_shared<std::atomic<bool>>(false);
+    auto child_ran = std::make_shared<std::atomic<bool>>(false);
+    pool->spawn([&pool = *pool, spawned, child_ran] {
+        pool.spawn([child_ran] { *child_ran = true; });
+        *spawned = true;
+    });
+    if (!wait_until([&] { return child_ran->load(); }, 2s * slowdown())) {
+        (void)pool.release();  // a worker stuck in spawn never leaves: leak the pool
+        FAIL() << (spawned->load() ? "a task spawned by a task never ran"
+                                   : "spawn from inside a task never returned: does the worker "
+                                     "hold the mutex while the task runs?");
+    }
 }

@@ -3,10 +3,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <thread>
 
+#include <ws/testing/thread_state.hpp>
 #include <ws/testing/wait.hpp>
+#include <ws/testing/within.hpp>
 
 #include "exercises.hpp"
 #include "thread_pool.hpp"
@@ -65,4 +68,20 @@ TEST(Lesson01Ex3, DestroyingAnIdlePoolIsPrompt) {
     pool.reset();
     const auto took = std::chrono::steady_clock::now() - t0;
     EXPECT_LT(took, 100ms * slowdown()) << "sleeping workers must be woken, not waited out";
+}
+
+TEST(Lesson01Ex3, DestroyingAPoolWakesEverySleepingWorker) {
+    // Three workers, all asleep (checked in /proc): the destructor must wake every one of them.
+    if (!ws::testing::kCanSteerThreads) GTEST_SKIP() << "needs Linux (/proc)";
+    const auto before = ws::testing::thread_ids();
+    auto pool = std::make_unique<ThreadPool>(3);
+    const auto workers = ws::testing::new_threads(before);
+    ASSERT_EQ(workers.size(), 3u);
+    ASSERT_TRUE(ws::testing::wait_until_asleep(workers, 10s * slowdown()))
+        << "the workers of an idle pool did not go to sleep";
+    // On a thread of its own: if it hangs, it hangs there, and the pool is never freed.
+    const bool destroyed =
+        ws::testing::run_within(2s * slowdown(), [p = pool.release()] { delete p; });
+    EXPECT_TRUE(destroyed) << "the destructor of a pool whose workers slept did not return: wake "
+                              "every sleeping worker (notify_all), not one";
 }

@@ -2,13 +2,24 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <exception>
+#include <memory>
 #include <stdexcept>
 #include <string>
+
+#include <ws/testing/harness.hpp>
+#include <ws/testing/thread_state.hpp>
+#include <ws/testing/wait.hpp>
+#include <ws/testing/within.hpp>
 
 #include "exercises.hpp"
 #include "thread_pool.hpp"
 
+using namespace std::chrono_literals;
 using ws::lesson01::ThreadPool;
+using ws::testing::slowdown;
+using ws::testing::wait_until;
 
 TEST(Lesson01Ex4, AThrowingTaskIsRethrownAfterEveryOtherTaskRan) {
     std::atomic<int> ran{0};
@@ -52,4 +63,87 @@ TEST(Lesson01Ex4, ThePoolKeepsWorkingAfterATaskThrew) {
     pool.wait_idle();
     EXPECT_EQ(ran.load(), 100);
     EXPECT_EQ(pool.stats().executed(), 110u);
+}
+
+TEST(Lesson01Ex4, AThrowingTaskCountsAsFinished) {
+    auto pool = std::make_unique<ThreadPool>(1);
+    pool->spawn([] { throw std::runtime_error("failed"); });
+    ws::testing::DetachedCall waiter([&pool = *pool] { pool.wait_idle(); });
+    if (!waiter.wait_for(2s * slowdown())) {
+        (void)pool.release();  // a thread still waits in it: leak it
+        FAIL() << "wait_idle never returned after a task threw: the task must count as finished "
+                  "(--pending_) whether or not it threw";
+    }
+    EXPECT_TRUE(waiter.error() != nullptr) << "wait_idle must rethrow the task's exception";
+}
+
+TEST(Lesson01Ex4, AnExceptionIsRethrownEvenIfThePoolWasAlreadyIdle) {
+    // The task has finished before wait_idle is called: nothing is left to wait for, but its
+    // exception is still to be reported.
+    ThreadPool pool(1);
+    pool.spawn([] { throw std::runtime_error("finished before wait_idle"); });
+    ASSERT_TRUE(wait_until([&] { return pool.stats().executed() == 1; }, 10s * slowdown()));
+    try {
+        pool.wait_idle();
+        FAIL() << "wait_idle on an idle pool returned without the exception a task threw: does "
+                  "it return early when nothing is pending, before the rethrow?";
+    } catch (const std::runtime_error& e) {
+        EXPECT_STREQ(e.what(), "finished before wait_idle");
+    }
+}
+
+TEST(Lesson01Ex4, TheExceptionIsKeptBeforeTheTaskCountsAsFinished) {
+    // A thread asleep in wait_idle wakes when the last task, which threw, counts as finished. If
+    // its exception were kept only afterwards, the waiter could take the mutex in between and
+    // return without it. Forced: the worker runs at SCHED_IDLE on the waiter's CPU, so the waiter
+    // runs the moment the worker wakes it, and again when the worker unlocks the mutex. On a
+    // busy machine the scheduler does not always switch at once, so the test tries up to 8 times.
+    if (!ws::testing::kCanSteerThreads) GTEST_SKIP() << "needs Linux (/proc, sched_setscheduler)";
+    auto pool = std::make_unique<ThreadPool>(1);
+    const int cpu = ws::testing::a_cpu_of_this_thread();
+    for (int attempt = 1; attempt <= 8; ++attempt) {
+        auto release = std::make_shared<std::atomic<bool>>(false);
+        auto worker = std::make_shared<std::atomic<ws::testing::ThreadId>>(0);
+        pool->spawn([release, worker] {
+            *worker = ws::testing::current_thread_id();
+            wait_until([&] { return release->load(); }, 10s * slowdown());
+            throw std::runtime_error("the last task failed");
+        });
+        ASSERT_TRUE(wait_until([&] { return worker->load() != 0; }, 10s * slowdown()));
+        auto waiter_id = std::make_shared<std::atomic<ws::testing::ThreadId>>(0);
+        ws::testing::DetachedCall waiter([&pool = *pool, waiter_id, cpu] {
+            *waiter_id = ws::testing::current_thread_id();
+            ws::testing::pin_to_cpu(*waiter_id, cpu);
+            pool.wait_idle();
+        });
+        ASSERT_TRUE(wait_until([&] { return waiter_id->load() != 0; }, 10s * slowdown()));
+        ASSERT_TRUE(ws::testing::wait_until_asleep({waiter_id->load()}, 10s * slowdown()))
+            << "the thread in wait_idle did not go to sleep while a task was running";
+        if (attempt == 1) {
+            ws::testing::pin_to_cpu(*worker, cpu);
+            ws::testing::make_idle_priority(*worker);
+        }
+        *release = true;
+        if (!waiter.wait_for(10s * slowdown())) {
+            (void)pool.release();  // a thread still waits in it: leak it
+            FAIL() << "wait_idle never returned after the last task threw";
+        }
+        // One more task, so that the worker has let go of its own reference to the exception (a
+        // std::exception_ptr) before this thread reads it: ThreadSanitizer cannot see the
+        // reference count inside libstdc++, and would report the worker freeing it as a race
+        // with our read.
+        pool->spawn([] {});
+        try {
+            pool->wait_idle();
+        } catch (...) {  // the exception wait_idle should have thrown above, if it did not
+        }
+        try {
+            if (const auto error = waiter.error()) std::rethrow_exception(error);
+            FAIL() << "wait_idle returned without the exception of the last task (attempt "
+                   << attempt << "): it saw the task finished before its exception was kept. "
+                   << "Keep the exception and count the task as finished under one lock";
+        } catch (const std::runtime_error& e) {
+            EXPECT_STREQ(e.what(), "the last task failed");
+        }
+    }
 }

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -13,7 +15,9 @@
 #include <ws/testing/exactly_once.hpp>
 #include <ws/testing/pool_checks.hpp>
 #include <ws/testing/task_trees.hpp>
+#include <ws/testing/thread_state.hpp>
 #include <ws/testing/wait.hpp>
+#include <ws/testing/within.hpp>
 
 #include "exercises.hpp"
 #include "thread_pool.hpp"
@@ -154,6 +158,37 @@ TEST(Lesson02Ex2, ATaskCanSpawnIntoAnotherPool) {
     EXPECT_EQ(seen.b_threads, 1u) << "b has one worker; all of b's tasks run on it";
 }
 
+TEST(Lesson02Ex2, ASpawnFromAnotherPoolsWorkerWaitsInTheSharedQueue) {
+    // b's only worker is held up. Then this thread spawns x into b, and a task of pool a spawns
+    // y into b: both come from outside b, so both wait in b's shared queue and run oldest first,
+    // x then y. A spawn that took a's worker 0 for b's worker 0 would push y onto b's own queue,
+    // which b's worker looks at first.
+    std::mutex m;
+    std::vector<char> order;
+    std::atomic<bool> started{false};
+    std::atomic<bool> release{false};
+    ThreadPool a(1), b(1);
+    b.spawn([&] {
+        started = true;
+        wait_until([&] { return release.load(); }, 10s * slowdown());
+    });
+    ASSERT_TRUE(wait_until([&] { return started.load(); }, 10s * slowdown()));
+    auto log = [&](char c) {
+        return [&m, &order, c] {
+            std::lock_guard lock(m);
+            order.push_back(c);
+        };
+    };
+    b.spawn(log('x'));
+    a.spawn([&] { b.spawn(log('y')); });
+    a.wait_idle();  // y is in b now
+    release = true;
+    b.wait_idle();
+    EXPECT_EQ(order, (std::vector<char>{'x', 'y'}))
+        << "a task of another pool spawned y onto one of b's own queues: only b's own workers "
+           "(tl_worker.pool == this) use their queues; everyone else goes through the shared one";
+}
+
 TEST(Lesson02Ex2, StatsCountEveryExecutedTaskPerWorker) {
     ThreadPool pool(3);
     for (int i = 0; i < 5000; ++i)
@@ -162,4 +197,45 @@ TEST(Lesson02Ex2, StatsCountEveryExecutedTaskPerWorker) {
     const ws::PoolStats s = pool.stats();
     ASSERT_EQ(s.executed_per_worker.size(), 3u);
     EXPECT_EQ(s.executed(), 5000u);
+}
+
+TEST(Lesson02Ex2, TheDestructorRunsEveryTaskQueuedWhenItStarts) {
+    // When the destructor starts (its thread asleep in join, checked in /proc), both workers
+    // are busy in a task, each with ten children on its own queue, and one task from outside
+    // waits in the shared queue. A worker may leave only once nothing is queued or running
+    // anywhere: not when its own queue is empty.
+    if (!ws::testing::kCanSteerThreads) GTEST_SKIP() << "needs Linux (/proc)";
+    constexpr int kChildren = 10;
+    struct Shared {
+        std::atomic<int> started{0};
+        std::atomic<bool> release{false};
+        std::atomic<int> ran{0};
+        std::atomic<ws::testing::ThreadId> destroyer{0};
+    };
+    auto shared = std::make_shared<Shared>();
+    auto pool = std::make_unique<ThreadPool>(2);
+    for (int b = 0; b < 2; ++b) {
+        pool->spawn([&pool = *pool, shared] {
+            for (int i = 0; i < kChildren; ++i)
+                pool.spawn([shared] { shared->ran.fetch_add(1); });
+            shared->started.fetch_add(1);
+            wait_until([&] { return shared->release.load(); }, 10s * slowdown());
+            shared->ran.fetch_add(1);
+        });
+    }
+    ASSERT_TRUE(wait_until([&] { return shared->started.load() == 2; }, 10s * slowdown()))
+        << "the two tasks did not run at the same time on the two workers";
+    pool->spawn([shared] { shared->ran.fetch_add(1); });  // waits in the shared queue
+    ws::testing::DetachedCall destroy([shared, p = pool.release()] {
+        shared->destroyer = ws::testing::current_thread_id();
+        delete p;
+    });
+    ASSERT_TRUE(wait_until([&] { return shared->destroyer.load() != 0; }, 10s * slowdown()));
+    ASSERT_TRUE(ws::testing::wait_until_asleep({shared->destroyer.load()}, 10s * slowdown()))
+        << "the destructor did not start waiting for the workers";
+    shared->release = true;
+    ASSERT_TRUE(destroy.wait_for(10s * slowdown())) << "the destructor never returned";
+    EXPECT_EQ(shared->ran.load(), 2 + 2 * kChildren + 1)
+        << "the destructor must run every task queued when it started, on any queue; a worker "
+           "may leave only when nothing is queued or running anywhere";
 }

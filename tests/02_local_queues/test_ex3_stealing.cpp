@@ -8,6 +8,7 @@
 #include <random>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include <ws/testing/exactly_once.hpp>
 #include <ws/testing/stress.hpp>
@@ -93,4 +94,31 @@ TEST(Lesson02Ex3, EveryTaskRunsExactlyOnceWhileFourWorkersSteal) {
         });
     EXPECT_GT(rounds, 0u);
     EXPECT_GT(total_steals, 0u) << "four workers on random trees and not one steal";
+}
+
+TEST(Lesson02Ex3, AThiefTakesTheOldestTaskOfItsVictim) {
+    // One task queues ten children on its worker's queue while the other worker is held up, then
+    // keeps its own worker busy until a child has run: the first child to run was stolen, and a
+    // thief takes the oldest task.
+    constexpr int kChildren = 10;
+    std::atomic<bool> queued{false};
+    std::atomic<int> first{-1};
+    ThreadPool pool(2);
+    pool.spawn([&] {  // holds one worker until the children are queued
+        wait_until([&] { return queued.load(); }, 10s * slowdown());
+    });
+    pool.spawn([&] {
+        for (int i = 0; i < kChildren; ++i) {
+            pool.spawn([&first, i] {
+                int none = -1;
+                first.compare_exchange_strong(none, i);
+            });
+        }
+        queued = true;
+        wait_until([&] { return first.load() != -1; }, 10s * slowdown());
+    });
+    pool.wait_idle();
+    EXPECT_EQ(first.load(), 0) << "the thief took child " << first.load() << " of 0.."
+                               << kChildren - 1
+                               << ": steal the victim's oldest task (the front), not its newest";
 }

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include <ws/testing/pool_checks.hpp>
+#include <ws/testing/thread_state.hpp>
 #include <ws/testing/wait.hpp>
 
 #include "exercises.hpp"
@@ -30,6 +31,35 @@ TEST(Lesson02Ex4, AnIdlePoolSleeps) {
         << " ms of CPU in 500 ms: an idle worker spins or yields instead of sleeping";
 }
 
+TEST(Lesson02Ex4, AnIdleWorkerIsAsleepMostOfTheTime) {
+    // What AnIdlePoolSleeps measures in CPU time, seen in each worker's state instead, which a
+    // busy machine does not blur: a worker that yields instead of sleeping is always runnable
+    // ('R' in /proc), however little CPU time it gets; one that sleeps is asleep ('S') but for
+    // its short looks. Sampled every millisecond for 200 ms, after 50 ms idle (past spinning and
+    // yielding): asleep in at least half of the samples.
+    if (!ws::testing::kCanSteerThreads) GTEST_SKIP() << "needs Linux (/proc)";
+    const auto before = ws::testing::thread_ids();
+    ThreadPool pool(2);
+    const auto workers = ws::testing::new_threads(before);
+    ASSERT_EQ(workers.size(), 2u);
+    std::atomic<bool> ran{false};
+    pool.spawn([&] { ran = true; });
+    ASSERT_TRUE(wait_until([&] { return ran.load(); }, 10s * slowdown()));
+    std::this_thread::sleep_for(50ms);
+    constexpr int kSamples = 200;
+    int asleep[2] = {0, 0};
+    for (int i = 0; i < kSamples; ++i) {
+        for (int w = 0; w < 2; ++w)
+            asleep[w] += ws::testing::asleep(workers[w]) ? 1 : 0;
+        std::this_thread::sleep_for(1ms);
+    }
+    for (int w = 0; w < 2; ++w) {
+        EXPECT_GE(asleep[w], kSamples / 2)
+            << "idle worker " << w << " was asleep in only " << asleep[w] << " of " << kSamples
+            << " samples: an idle worker must sleep (briefly), not spin or yield";
+    }
+}
+
 TEST(Lesson02Ex4, AnIdlePoolStillNoticesNewWorkSoon) {
     ThreadPool pool(2);
     std::this_thread::sleep_for(100ms);  // every worker is deep in its backoff now
@@ -47,4 +77,35 @@ TEST(Lesson02Ex4, AnIdlePoolStillNoticesNewWorkSoon) {
 TEST(Lesson02Ex4, DestroyingAnIdlePoolIsPrompt) {
     const auto took = ws::testing::time_to_destroy_idle<ThreadPool>(2, 50ms);
     EXPECT_LT(took, 100ms * slowdown()) << "a sleeping worker must notice stopping soon";
+}
+
+TEST(Lesson02Ex4, ALoneIdleWorkerNoticesNewWorkSoon) {
+    // One worker, so no other one can hide a long sleep. Each round leaves it idle for a while,
+    // then spawns a task just as it goes to sleep again (its count of sleeps, in /proc, goes up):
+    // the task must start within 50 ms, so no sleep may be longer. The last round idles for
+    // 700 ms: a sleep that keeps doubling without a cap is long by then.
+    if (!ws::testing::kCanSteerThreads) GTEST_SKIP() << "needs Linux (/proc)";
+    const auto before = ws::testing::thread_ids();
+    ThreadPool pool(1);
+    const auto workers = ws::testing::new_threads(before);
+    ASSERT_EQ(workers.size(), 1u);
+    const auto worker = workers[0];
+    for (const auto idle : {110ms, 110ms, 700ms}) {
+        std::atomic<bool> ran{false};
+        pool.spawn([&] { ran = true; });
+        ASSERT_TRUE(wait_until([&] { return ran.load(); }, 10s * slowdown()));
+        std::this_thread::sleep_for(idle);
+        // The moment a new sleep begins (bounded: a worker that never sleeps has no such moment).
+        const long sleeps = ws::testing::sleeps_so_far(worker);
+        wait_until([&] { return ws::testing::sleeps_so_far(worker) != sleeps; }, 3s);
+        std::atomic<bool> noticed{false};
+        const auto t0 = std::chrono::steady_clock::now();
+        pool.spawn([&] { noticed = true; });
+        ASSERT_TRUE(wait_until([&] { return noticed.load(); }, 10s * slowdown()));
+        const auto took = std::chrono::steady_clock::now() - t0;
+        EXPECT_LT(took, 50ms * slowdown())
+            << "after " << idle.count() << " ms idle, a new task waited "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+            << " ms for the sleeping worker: sleep only briefly (a few ms at most) between looks";
+    }
 }

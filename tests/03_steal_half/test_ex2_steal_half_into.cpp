@@ -13,6 +13,9 @@
 
 #include <ws/testing/exactly_once.hpp>
 #include <ws/testing/stress.hpp>
+#include <ws/testing/thread_state.hpp>
+#include <ws/testing/wait.hpp>
+#include <ws/testing/within.hpp>
 
 #include "exercises.hpp"
 #include "worker_queue.hpp"
@@ -147,4 +150,96 @@ TEST(Lesson03Ex2, FourQueuesStealingFromEachOtherLoseAndDuplicateNothing) {
             ASSERT_TRUE(seen.verify());
         });
     EXPECT_GT(rounds, 0u);
+}
+
+namespace {
+
+// A task that does nothing, but whose move constructor, the first time it runs on the chosen
+// thread, stops there until released: inside a WorkerQueue operation, that holds the queue's
+// lock for as long as the test wants.
+struct HoldState {
+    std::atomic<ws::testing::ThreadId> thread{0};  // the thread whose move stops
+    std::atomic<bool> holding{false};
+    std::atomic<bool> release{false};
+};
+
+struct HoldOnMove {
+    std::shared_ptr<HoldState> state;
+
+    explicit HoldOnMove(std::shared_ptr<HoldState> s) : state(std::move(s)) {}
+    HoldOnMove(HoldOnMove&& other) noexcept : state(std::move(other.state)) {
+        if (state && state->thread.load() == ws::testing::current_thread_id() &&
+            !state->holding.exchange(true)) {
+            ws::testing::wait_until([&] { return state->release.load(); },
+                                    10s * ws::testing::slowdown());
+        }
+    }
+    HoldOnMove& operator=(HoldOnMove&&) = delete;
+    void operator()() const {}
+};
+
+}  // namespace
+
+TEST(Lesson03Ex2, CrossedStealsThatMeetAtTheWorstMomentDoNotDeadlock) {
+    // The deadlock of two queues stealing from each other, forced instead of hoped for: the
+    // owner of A holds A's lock (its pop is stopped inside, by the task it moves); then thread 1
+    // starts A.steal_half_into(B) and blocks on A's lock, and thread 2 starts
+    // B.steal_half_into(A) (both checked asleep in /proc); then the owner lets go. Thread 1, the
+    // first to wait, gets A's lock. If it now also wants B's while thread 2 holds B's and waits
+    // for A's, neither ever returns.
+    if (!ws::testing::kCanSteerThreads) GTEST_SKIP() << "needs Linux (/proc)";
+    using ws::testing::DetachedCall;
+    using ws::testing::ThreadId;
+    struct Queues {
+        WorkerQueue a, b;
+        std::atomic<ThreadId> thief[2]{};
+    };
+    auto q = std::make_shared<Queues>();  // shared with the threads: a thread that never
+                                          // returns keeps them alive
+    auto hold = std::make_shared<HoldState>();
+    for (int i = 0; i < 2; ++i) {
+        q->a.push([] {});
+        q->b.push([] {});
+    }
+    q->a.push(HoldOnMove(hold));  // A's newest task: the owner's pop moves it first
+    struct Release {  // whatever happens below, the owner lets go before the test returns
+        HoldState& hold;
+        ~Release() { hold.release = true; }
+    } release_at_exit{*hold};
+
+    DetachedCall owner([q, hold] {
+        hold->thread = ws::testing::current_thread_id();
+        (void)q->a.pop();
+    });
+    ASSERT_TRUE(ws::testing::wait_until([&] { return hold->holding.load(); }, 10s * slowdown()))
+        << "the owner's pop did not move its task";
+    auto steal = [q](int me) {
+        return [q, me] {
+            q->thief[me] = ws::testing::current_thread_id();
+            if (me == 0) {
+                q->a.steal_half_into(q->b);
+            } else {
+                q->b.steal_half_into(q->a);
+            }
+        };
+    };
+    DetachedCall first(steal(0));
+    ASSERT_TRUE(ws::testing::wait_until([&] { return q->thief[0].load() != 0; }, 10s * slowdown()));
+    ASSERT_TRUE(ws::testing::wait_until_all({q->thief[0].load()}, ws::testing::blocked_on_futex,
+                                            10s * slowdown()))
+        << "A.steal_half_into(B) did not wait for A's lock, which A's owner holds";
+    DetachedCall second(steal(1));
+    ASSERT_TRUE(ws::testing::wait_until([&] { return q->thief[1].load() != 0; }, 10s * slowdown()));
+    ASSERT_TRUE(ws::testing::wait_until_all({q->thief[1].load()}, ws::testing::blocked_on_futex,
+                                            10s * slowdown()))
+        << "B.steal_half_into(A) did not wait for A's lock, which A's owner holds";
+    hold->release = true;
+    ASSERT_TRUE(owner.wait_for(10s * slowdown())) << "the owner's pop never returned";
+    const bool returned = first.wait_for(2s * slowdown()) && second.wait_for(2s * slowdown());
+    ASSERT_TRUE(returned) << "deadlock: A.steal_half_into(B) and B.steal_half_into(A) never "
+                             "returned. Never hold both locks at once (take the batch out, "
+                             "unlock, then add it), or take them in one fixed order";
+    if (const auto error = first.error()) std::rethrow_exception(error);
+    if (const auto error = second.error()) std::rethrow_exception(error);
+    EXPECT_EQ(q->a.size() + q->b.size(), 4u) << "the four plain tasks are all still queued";
 }

@@ -2,9 +2,11 @@
 // and run one task of the batch. Everything lesson 02 promised still holds.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <thread>
 #include <vector>
@@ -13,6 +15,8 @@
 #include <ws/testing/pool_checks.hpp>
 #include <ws/testing/stress.hpp>
 #include <ws/testing/task_trees.hpp>
+#include <ws/testing/thread_state.hpp>
+#include <ws/testing/wait.hpp>
 
 #include "exercises.hpp"
 #include "thread_pool.hpp"
@@ -118,4 +122,82 @@ TEST(Lesson03Ex3, AnIdlePoolSleeps) {
     ASSERT_TRUE(used.has_value()) << "a spawned task never ran";
     EXPECT_LT(*used, 0.02 * 0.5 * slowdown())
         << "the idle pool used " << *used * 1000 << " ms of CPU in 500 ms";
+}
+
+namespace {
+
+// What the test below shares with the task whose moves it watches.
+struct Watch {
+    std::atomic<ws::testing::ThreadId> owner{0};  // the worker that spawned the task
+    std::vector<ws::testing::ThreadId> workers;   // the pool's three workers
+    std::atomic<ws::testing::ThreadId> thief{0};  // the first other thread that moved it
+    std::atomic<int> thief_moves{0};
+    std::atomic<bool> set_up{false};  // the second thief waited on the first's queue
+    std::atomic<bool> ran{false};
+};
+
+// Does nothing when run. Moving it is how the test sees a steal: the first thief moves it out
+// of the owner's queue (its batch), then into its own queue. In that second move the thief holds
+// its own queue's lock; the move pins the thief and the third worker to one CPU, gives the thief
+// SCHED_IDLE (and the third worker a short slice) and waits until the third worker is blocked
+// on that lock. When the thief unlocks,
+// the third worker preempts it at once and steals the batch back out of the thief's queue,
+// before the thief's next step: the pop that takes one task of its batch to run.
+struct StolenTwice {
+    std::shared_ptr<Watch> watch;
+
+    explicit StolenTwice(std::shared_ptr<Watch> w) : watch(std::move(w)) {}
+    StolenTwice(StolenTwice&& other) noexcept : watch(std::move(other.watch)) {
+        if (!watch || watch->owner.load() == 0) return;
+        const auto me = ws::testing::current_thread_id();
+        if (me == watch->owner.load()) return;
+        ws::testing::ThreadId none = 0;
+        watch->thief.compare_exchange_strong(none, me);
+        if (watch->thief.load() != me || watch->thief_moves.fetch_add(1) != 1) return;
+        // The thief's second move: into its own queue, under that queue's lock.
+        ws::testing::ThreadId third = 0;
+        for (const auto tid : watch->workers) {
+            if (tid != me && tid != watch->owner.load()) third = tid;
+        }
+        const int cpu = ws::testing::a_cpu_of_this_thread();
+        ws::testing::pin_to_cpu(third, cpu);
+        ws::testing::request_short_slice(third);
+        ws::testing::pin_to_cpu(me, cpu);
+        ws::testing::make_idle_priority(me);
+        watch->set_up =
+            ws::testing::wait_until_all({third}, ws::testing::blocked_on_futex, 5s * slowdown(), 5);
+    }
+    StolenTwice& operator=(StolenTwice&&) = delete;
+    void operator()() const { watch->ran = true; }
+};
+
+}  // namespace
+
+TEST(Lesson03Ex3, AThiefWhoseBatchIsStolenBeforeItRunsOneGoesOn) {
+    // A task queues one child on its worker's queue and waits for it to run elsewhere: a thief
+    // steals it (a batch of one) into its own queue, and before the thief pops it to run it,
+    // the third worker steals it from there (forced: see StolenTwice). The thief's pop finds
+    // nothing; it must go on looking, not assume its batch is still there. On a busy machine the
+    // scheduler does not always switch at once, so the test tries up to 5 times.
+    if (!ws::testing::kCanSteerThreads) GTEST_SKIP() << "needs Linux (/proc, sched_setscheduler)";
+    int set_up = 0;
+    for (int attempt = 1; attempt <= 5; ++attempt) {
+        const auto before = ws::testing::thread_ids();
+        ThreadPool pool(3);
+        auto watch = std::make_shared<Watch>();
+        watch->workers = ws::testing::new_threads(before);
+        ASSERT_EQ(watch->workers.size(), 3u);
+        pool.spawn([&pool, watch] {
+            watch->owner = ws::testing::current_thread_id();
+            pool.spawn(StolenTwice(watch));
+            ws::testing::wait_until([&] { return watch->ran.load(); }, 10s * slowdown());
+        });
+        pool.wait_idle();
+        ASSERT_TRUE(watch->ran.load()) << "the child never ran";
+        set_up += watch->set_up.load() ? 1 : 0;
+    }
+    if (set_up == 0) {
+        GTEST_SKIP() << "the third worker never waited on the thief's queue: the race this test "
+                        "is about was not set up";
+    }
 }

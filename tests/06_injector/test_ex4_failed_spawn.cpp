@@ -11,17 +11,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <future>
 #include <new>
-#include <string>
 #include <thread>
-
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <ws/testing/harness.hpp>
 #include <ws/testing/sanitizer.hpp>
+#include <ws/testing/thread_state.hpp>
 #include <ws/testing/wait.hpp>
 
 #include "exercises.hpp"
@@ -36,16 +32,7 @@ namespace {
 thread_local void (*tl_before_failing)() = nullptr;
 constexpr std::size_t kBlockBytesMin = 1000;  // an injector block: 1 KiB; a Task is less
 
-bool is_asleep(pid_t tid) {
-    // /proc/self/task/TID/stat: "tid (comm) S ...": the state after the closing parenthesis.
-    std::ifstream stat("/proc/self/task/" + std::to_string(tid) + "/stat");
-    std::string line;
-    std::getline(stat, line);
-    const auto close = line.rfind(')');
-    return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'S';
-}
-
-std::atomic<pid_t> g_waiter_tid{0};
+std::atomic<ws::testing::ThreadId> g_waiter_tid{0};
 std::atomic<bool> g_in_failing_allocation{false};
 
 void wait_until_the_waiter_sleeps() {
@@ -54,11 +41,9 @@ void wait_until_the_waiter_sleeps() {
     while (g_waiter_tid.load() == 0 && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(1ms);
     // Asleep for 20 ms in a row: inside wait_idle's condition variable, not passing through.
-    int asleep_polls = 0;
-    while (asleep_polls < 20 && std::chrono::steady_clock::now() < deadline) {
-        asleep_polls = is_asleep(g_waiter_tid.load()) ? asleep_polls + 1 : 0;
-        std::this_thread::sleep_for(1ms);
-    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    ws::testing::wait_until_asleep({g_waiter_tid.load()}, left);
 }
 }  // namespace
 
@@ -104,7 +89,7 @@ TEST(Lesson06Ex4, AFailedOutsideSpawnWakesASleepingWaitIdle) {
         << "no outside spawn allocated an injector block (is spawn using the injector yet?)";
     // Now the spawner holds one count (its failing spawn) and waits for us to sleep on it.
     auto waiter = std::async(std::launch::async, [&] {
-        g_waiter_tid = static_cast<pid_t>(syscall(SYS_gettid));
+        g_waiter_tid = ws::testing::current_thread_id();
         pool.wait_idle();
     });
     const bool returned =
