@@ -7,6 +7,7 @@
 #include <thread>
 
 #include <ws/testing/harness.hpp>
+#include <ws/testing/thread_state.hpp>
 #include <ws/testing/wait.hpp>
 
 #include "exercises.hpp"
@@ -39,6 +40,46 @@ TEST(Lesson05Ex1, NaiveParkSleepsUntilNotified) {
     p.notify_all();
     EXPECT_TRUE(wait_until([&] { return returned.load(); }, 1s * slowdown()));
     t.join();
+}
+
+TEST(Lesson05Ex1, ANotifyDuringTheRecheckIsNotLost) {
+    // The lost wake-up between a sleeper's recheck and its wait, forced: the recheck (this
+    // test's) has read "no work" and holds until the spawner has published and notified, or is
+    // confirmed blocked on the parker's mutex. With the recheck and the notify both under that
+    // mutex, the notify has to wait until the sleeper is inside cv_.wait, and wakes it.
+    if (!ws::testing::kCanSteerThreads) GTEST_SKIP() << "needs Linux (/proc)";
+    NaiveParker p(1);
+    std::atomic<bool> work{false}, in_recheck{false}, notified{false}, returned{false};
+    std::atomic<ws::testing::ThreadId> spawner_tid{0};
+    std::thread sleeper([&] {
+        p.park([&] {
+            const bool seen = work.load();
+            in_recheck = true;
+            // Until the spawner has notified, or is held up by the mutex we hold (bounded).
+            wait_until(
+                [&] {
+                    const auto tid = spawner_tid.load();
+                    return notified.load() || (tid != 0 && ws::testing::blocked_on_futex(tid));
+                },
+                2s * slowdown());
+            return seen;
+        });
+        returned = true;
+    });
+    std::thread spawner([&] {
+        spawner_tid = ws::testing::current_thread_id();
+        wait_until([&] { return in_recheck.load(); }, 5s * slowdown());
+        work = true;  // publish, then notify: the spawner's side
+        p.notify_one();
+        notified = true;
+    });
+    spawner.join();
+    const bool woke = wait_until([&] { return returned.load(); }, 1s * slowdown());
+    EXPECT_TRUE(woke) << "a notify that came while the sleeper was between its recheck and its "
+                         "wait was lost: do park() (recheck and wait) and notify_one() (an empty "
+                         "critical section before the notify) both hold the mutex?";
+    if (!woke) p.notify_all();  // let it go, so the test can end
+    sleeper.join();
 }
 
 TEST(Lesson05Ex1, NaivePoolRunsEveryTaskExactlyOnce) {

@@ -11,6 +11,7 @@
 
 #include <ws/testing/harness.hpp>
 #include <ws/testing/stress.hpp>
+#include <ws/testing/thread_state.hpp>
 #include <ws/testing/wait.hpp>
 
 #include "exercises.hpp"
@@ -63,6 +64,65 @@ TEST(Lesson05Ex2, ANotifyWithNobodyAsleepIsNotStored) {
     work = true;
     p.notify_one();
     EXPECT_TRUE(wait_until([&] { return w.returned(); }, 1s * slowdown()));
+}
+
+TEST(Lesson05Ex2, ANotifyDuringTheRecheckWakesTheSleeper) {
+    // A task published while a worker rechecks, forced: the recheck has read "no work" and
+    // holds until the spawner has published and notified. The announcement came first, so the
+    // notify must see a sleeper and wake it.
+    Parker p(1);
+    std::atomic<bool> work{false}, in_recheck{false}, notified{false}, returned{false};
+    std::thread sleeper([&] {
+        p.begin_search();
+        p.park([&] {
+            const bool seen = work.load(std::memory_order_seq_cst);
+            in_recheck = true;
+            wait_until([&] { return notified.load(); }, 5s * slowdown());
+            return seen;
+        });
+        returned = true;
+    });
+    ASSERT_TRUE(wait_until([&] { return in_recheck.load(); }, 5s * slowdown()));
+    work.store(true, std::memory_order_seq_cst);  // publish, then notify
+    p.notify_one();
+    notified = true;
+    const bool woke = wait_until([&] { return returned.load(); }, 1s * slowdown());
+    EXPECT_TRUE(woke) << "a task published during the recheck, and its notify, were both missed "
+                         "(a lost wake-up): does park() announce before it rechecks?";
+    if (!woke) p.notify_all();  // let it go, so the test can end
+    sleeper.join();
+}
+
+TEST(Lesson05Ex2, ACancelledParkThatAWakerClaimedTakesItsToken) {
+    // A waker claims a worker whose recheck is finding work, forced: the recheck holds until
+    // the notify has returned, then says "work". The cancel finds itself claimed and must take
+    // the token handed to it; a token left over would wake the next park for nothing.
+    Parker p(2);
+    std::atomic<bool> in_recheck{false}, notified{false};
+    bool slept = true;
+    std::thread canceller([&] {
+        p.begin_search();
+        slept = p.park([&] {
+            in_recheck = true;
+            wait_until([&] { return notified.load(); }, 5s * slowdown());
+            return true;  // found work
+        });
+        p.end_search([] { return false; });  // ran it; nothing left
+    });
+    ASSERT_TRUE(wait_until([&] { return in_recheck.load(); }, 5s * slowdown()));
+    p.notify_one();  // claims the announced worker (nobody else sleeps or searches)
+    notified = true;
+    canceller.join();
+    EXPECT_FALSE(slept) << "the recheck found work: park() must not sleep";
+    EXPECT_EQ(p.sleepers(), 0u);
+    std::atomic<bool> work{false};
+    IdleWorker w(p, work);
+    ASSERT_TRUE(wait_for_sleepers(p, 1));
+    std::this_thread::sleep_for(50ms);
+    EXPECT_FALSE(w.returned()) << "a later park() returned without a notify: the cancelled park "
+                                  "left its wake token behind (a claimed canceller must take it)";
+    work = true;
+    p.notify_all();  // let it go
 }
 
 TEST(Lesson05Ex2, OneNotifyWakesOneSleeper) {
