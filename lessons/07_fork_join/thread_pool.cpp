@@ -174,6 +174,7 @@ bool ThreadPool::try_run_one() {
     throw NotImplemented("lesson 07, exercise 1: ThreadPool::try_run_one");
 }
 
+// ANCHOR: take_back
 bool ThreadPool::take_back(Job* job) {
     if (!on_worker_thread())
         throw std::logic_error("ThreadPool::take_back: only a worker of this pool has a deque");
@@ -184,6 +185,7 @@ bool ThreadPool::take_back(Job* job) {
     deque.push(*newest);  // someone else's job (a task spawned meanwhile): put it back
     return false;
 }
+// ANCHOR_END: take_back
 
 void ThreadPool::run_job(Worker& me, Job* job) {
     bump(me.executed);
