@@ -192,24 +192,31 @@ def gate(patches: list[Patch], keep: bool, load: bool = True) -> int:
     started = time.monotonic()
     box = Sandbox(keep)
     try:
-        for patch in sorted(reliable, key=lambda p: p.preset):
-            t0 = time.monotonic()
+        def patched_run(patch: Patch, target: str, preset: str, test: str, repeat: int,
+                        busy: bool) -> bool | None:
+            """Applies the patch, builds `target`, runs `test`; True if it failed (caught),
+            None if the patch could not be applied or built (recorded as a problem)."""
             try:
                 box.apply(patch)
                 try:
-                    exe = box.build(patch)
-                    with BusyLoad(load):
-                        failed, detail = box.run_test(patch, exe, patch.repeat)
+                    exe = box.build(patch, target, preset)
+                    with BusyLoad(busy):
+                        failed, _detail = box.run_test(patch, exe, repeat, test)
                 finally:
                     box.apply(patch, reverse=True)
             except Failure as e:
                 problems.append(str(e))
                 say(f"ERROR {patch.name}: {str(e).splitlines()[0]}")
-                continue
+                return None
+            return failed
+
+        for patch in sorted(reliable, key=lambda p: p.preset):
+            t0 = time.monotonic()
+            failed = patched_run(patch, patch.target, patch.preset, patch.test, patch.repeat, load)
             took = f"{time.monotonic() - t0:.0f} s"
             if failed:
                 say(f"ok    {patch.name}: {patch.test} fails ({patch.preset}, {took})")
-            else:
+            elif failed is not None:
                 problems.append(f"{patch.name}: {patch.test} still passes with the bug in "
                                 f"({patch.preset} build, {patch.repeat} run(s)): the chapter's "
                                 "claim is no longer true")
@@ -218,21 +225,11 @@ def gate(patches: list[Patch], keep: bool, load: bool = True) -> int:
         # explorer test is gated by it, reliable or not (one default build, no busy load needed).
         for patch in explored:
             t0 = time.monotonic()
-            try:
-                box.apply(patch)
-                try:
-                    exe = box.build(patch, patch.explorer_target, "default")
-                    failed, detail = box.run_test(patch, exe, 1, patch.explorer)
-                finally:
-                    box.apply(patch, reverse=True)
-            except Failure as e:
-                problems.append(str(e))
-                say(f"ERROR {patch.name}: {str(e).splitlines()[0]}")
-                continue
+            failed = patched_run(patch, patch.explorer_target, "default", patch.explorer, 1, False)
             took = f"{time.monotonic() - t0:.0f} s"
             if failed:
                 say(f"ok    {patch.name}: {patch.explorer} fails (explorer, {took})")
-            else:
+            elif failed is not None:
                 problems.append(f"{patch.name}: the explorer test {patch.explorer} passes with "
                                 "the bug in")
                 say(f"FAIL  {patch.name}: {patch.explorer} passes with the bug in ({took})")
