@@ -10,8 +10,13 @@ from .environment import require_preset
 from .lessons import ROOT
 
 
+# WS_BUILD_ROOT moves every build directory elsewhere (the presets' default is build/): two
+# people, or two scripts, working in one checkout then do not rebuild each other's trees.
+BUILD_ROOT = Path(os.environ.get("WS_BUILD_ROOT") or ROOT / "build").resolve()
+
+
 def build_dir(preset: str) -> Path:
-    return ROOT / "build" / preset
+    return BUILD_ROOT / preset
 
 
 def run(cmd: list[str], *, quiet: bool = False, env: dict | None = None,
@@ -32,7 +37,7 @@ def configure(preset: str, quiet: bool = True) -> None:
     require_preset(preset)
     if (build_dir(preset) / "build.ninja").exists():
         return  # the build re-runs CMake itself when a CMakeLists.txt changes
-    result = run(["cmake", "--preset", preset], quiet=quiet)
+    result = run(["cmake", "--preset", preset, "-B", str(build_dir(preset))], quiet=quiet)
     if result.returncode != 0:
         raise BuildError(f"configuring the '{preset}' build failed:\n"
                          f"{(result.stdout or '') + (result.stderr or '')}")
@@ -40,7 +45,7 @@ def configure(preset: str, quiet: bool = True) -> None:
 
 def build(preset: str, targets: list[str] | None = None, quiet: bool = True) -> None:
     configure(preset, quiet)
-    cmd = ["cmake", "--build", "--preset", preset]
+    cmd = ["cmake", "--build", str(build_dir(preset))]
     for target in targets or []:
         cmd += ["--target", target]
     result = run(cmd, quiet=quiet)

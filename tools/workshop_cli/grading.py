@@ -214,7 +214,7 @@ def grade_here(lessons: list[Lesson], *, solution: bool, tsan: bool, repeat: int
                threshold: float) -> Graded:
     what = "reference solutions" if solution else "starter code in lessons/"
     graded = Graded(what, None, [], now(), repeat=repeat, tsan=tsan, threshold=threshold)
-    ws = Workspace(ROOT, ROOT / "build")
+    ws = Workspace(ROOT, b.BUILD_ROOT)
     for lesson in lessons:
         b.progress(f"grading lesson {lesson.nn} ({what}) ...")
         graded.lessons.append(grade_lesson(ws, lesson, test_target(lesson, solution),
