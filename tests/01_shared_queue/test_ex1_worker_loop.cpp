@@ -119,22 +119,10 @@ TEST(Lesson01Ex1, ASpawnIntoAPoolOfSleepingWorkersIsNotLost) {
         ASSERT_TRUE(ws::testing::wait_until_asleep(workers, 10s * slowdown()))
             << "the workers of an idle pool did not go to sleep";
         auto ran = std::make_shared<std::atomic<bool>>(false);
+        // The spawning thread is born SCHED_IDLE on that CPU: a thread switched to SCHED_IDLE
+        // keeps the lag it had, scaled up, and may then be preferred to the worker it wakes.
         ws::testing::DetachedCall spawner([&pool = *pool, cpu, ran] {
-            // The thread that spawns is born with SCHED_IDLE on that CPU (it inherits both): a
-            // thread switched to SCHED_IDLE keeps the lag it had, scaled up, and may then be
-            // preferred to the worker it wakes.
-            const auto me = ws::testing::current_thread_id();
-            ws::testing::pin_to_cpu(me, cpu);
-            ws::testing::make_idle_priority(me);
-            std::exception_ptr error;
-            std::thread([&] {
-                try {
-                    pool.spawn([ran] { *ran = true; });
-                } catch (...) {
-                    error = std::current_exception();
-                }
-            }).join();
-            if (error) std::rethrow_exception(error);
+            ws::testing::call_born_idle_on(cpu, [&] { pool.spawn([ran] { *ran = true; }); });
         });
         ASSERT_TRUE(spawner.wait_for(10s * slowdown())) << "spawn did not return";
         if (const auto error = spawner.error()) std::rethrow_exception(error);

@@ -66,10 +66,7 @@ TEST(Lesson05Ex2, ASpawnIntoAPoolOfSleepingWorkersIsNotLost) {
             << "the workers of an idle pool did not go to sleep";
         auto ran = std::make_shared<std::atomic<bool>>(false);
         ws::testing::DetachedCall spawner([&pool = *pool, cpu, ran] {
-            const auto me = ws::testing::current_thread_id();
-            ws::testing::pin_to_cpu(me, cpu);
-            ws::testing::make_idle_priority(me);
-            pool.spawn([ran] { *ran = true; });
+            ws::testing::call_born_idle_on(cpu, [&] { pool.spawn([ran] { *ran = true; }); });
         });
         ASSERT_TRUE(spawner.wait_for(10s * slowdown())) << "spawn did not return";
         if (const auto error = spawner.error()) std::rethrow_exception(error);

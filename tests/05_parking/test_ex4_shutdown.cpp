@@ -93,12 +93,8 @@ TEST(Lesson05Ex4, AWorkerWokenByTheShutdownDoesNotSleepAgain) {
         ASSERT_TRUE(
             wait_until([&] { return tid->load() != 0 && p->sleepers() == 1; }, 5s * slowdown()));
         ASSERT_TRUE(ws::testing::wait_until_asleep({tid->load()}, 10s * slowdown()));
-        ws::testing::DetachedCall stopper([p, cpu] {
-            const auto me = ws::testing::current_thread_id();
-            ws::testing::pin_to_cpu(me, cpu);
-            ws::testing::make_idle_priority(me);
-            p->notify_all();
-        });
+        ws::testing::DetachedCall stopper(
+            [p, cpu] { ws::testing::call_born_idle_on(cpu, [&] { p->notify_all(); }); });
         ASSERT_TRUE(stopper.wait_for(10s * slowdown())) << "notify_all did not return";
         const bool ok = wait_until([&] { return left->load(); }, 1s * slowdown());
         if (!ok) p->notify_all();  // let it go, so the test can end

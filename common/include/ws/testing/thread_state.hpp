@@ -29,6 +29,7 @@
 #pragma once
 
 #include <chrono>
+#include <exception>
 #include <string>
 #include <thread>
 #include <vector>
@@ -226,5 +227,25 @@ inline bool request_short_slice(ThreadId) {
     return false;
 }
 #endif
+
+// Calls f() on a new thread born with SCHED_IDLE on `cpu` (it inherits both from the calling
+// thread, which is pinned and made SCHED_IDLE first: call this only on a thread that ends with
+// the test, such as a DetachedCall's). Any thread that f() wakes on that CPU then runs before
+// f() goes on. Rethrows what f() threw.
+template <typename F>
+void call_born_idle_on(int cpu, F&& f) {
+    const auto me = current_thread_id();
+    pin_to_cpu(me, cpu);
+    make_idle_priority(me);
+    std::exception_ptr error;
+    std::thread([&] {
+        try {
+            f();
+        } catch (...) {
+            error = std::current_exception();
+        }
+    }).join();
+    if (error) std::rethrow_exception(error);
+}
 
 }  // namespace ws::testing
