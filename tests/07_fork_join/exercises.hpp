@@ -10,8 +10,9 @@ WS_EXERCISE(Lesson07Ex2, "lesson 07, exercise 2 (join with helping)",
             "join waits for b but nobody runs it: after a(), does the joiner keep calling "
             "try_run_one (which pops b itself when nobody stole it) until b's job is done?");
 WS_EXERCISE(Lesson07Ex3, "lesson 07, exercise 3 (fork-join from outside the pool)",
-            "the caller never wakes up: does the task that runs the work set `done` and notify "
-            "under the mutex, and does the caller wait on the condition variable for `done`?");
+            "the caller never wakes up: does the task that runs the work set `done` (release) "
+            "and then call pool.notify_outside(), and does the caller wait with "
+            "pool.block_until(done)?");
 WS_EXERCISE(Lesson07Ex4, "lesson 07, exercise 4 (exceptions in join)",
             "if a threw, does join still wait for b before it rethrows?");
 WS_EXERCISE(Lesson07Ex5, "lesson 07, exercise 5 (TaskGroup)",
