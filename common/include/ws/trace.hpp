@@ -1,0 +1,130 @@
+// A timeline of what each worker did: when it ran tasks, tried to steal (from whom, how many it
+// got), took from the injector, parked and woke, helped while it waited. It exists to be
+// looked at (./workshop trace N writes it in the Chrome trace format and as a picture).
+//
+// Compiled in only in trace builds (the `trace` preset defines WS_TRACE=1). Everywhere else
+// WS_TRACE_EVENT(...) and WS_TRACE_WORKER(...) expand to nothing, so a pool's hooks cost
+// nothing at all.
+//
+// How it records without locks: each worker owns one Lane, a buffer sized up front, and is the
+// only thread that writes it (a worker finds its lane through a thread_local pointer, so the
+// hooks need no access to the pool). Nothing reads a lane while the pool runs: events() is for
+// after the run, once wait_idle() or the pool's destructor has ordered the workers' writes
+// before the reader. A full lane drops further events and counts them, it never grows
+// (growing would move the buffer while its owner writes).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <iosfwd>
+#include <vector>
+
+namespace ws::trace {
+
+enum class What : std::uint8_t {
+    task_begin,
+    task_end,
+    steal,          // a = the victim worker, b = how many tasks it got (0: found nothing)
+    injector_take,  // b = how many tasks it got
+    park,           // the worker goes to sleep
+    wake,           // it is awake again
+    help_begin,     // a waiting worker starts running other tasks (lesson 07's join)
+    help_end,
+};
+
+struct Event {
+    std::int64_t ns;  // since the recorder was made
+    What what;
+    std::int32_t a;
+    std::int32_t b;
+};
+
+class Lane {
+  public:
+    Lane(std::size_t capacity, std::chrono::steady_clock::time_point start)
+        : events_(capacity), start_(start) {}
+
+    void record(What what, std::int32_t a, std::int32_t b) noexcept {
+        if (size_ == events_.size()) {
+            ++dropped_;
+            return;
+        }
+        const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::chrono::steady_clock::now() - start_);
+        events_[size_++] = Event{ns.count(), what, a, b};
+    }
+
+    // After the run only (see the top of this file).
+    const Event* begin() const noexcept { return events_.data(); }
+    const Event* end() const noexcept { return events_.data() + size_; }
+    std::size_t size() const noexcept { return size_; }
+    std::uint64_t dropped() const noexcept { return dropped_; }
+
+  private:
+    std::vector<Event> events_;
+    std::size_t size_ = 0;
+    std::uint64_t dropped_ = 0;
+    std::chrono::steady_clock::time_point start_;
+};
+
+class Recorder {
+  public:
+    explicit Recorder(std::size_t workers, std::size_t events_per_worker = std::size_t{1} << 20)
+        : start_(std::chrono::steady_clock::now()) {
+        lanes_.reserve(workers);
+        for (std::size_t i = 0; i < workers; ++i)
+            lanes_.emplace_back(events_per_worker, start_);
+    }
+
+    std::size_t workers() const noexcept { return lanes_.size(); }
+    Lane& lane(std::size_t worker) { return lanes_.at(worker); }
+    const Lane& lane(std::size_t worker) const { return lanes_.at(worker); }
+
+  private:
+    std::chrono::steady_clock::time_point start_;
+    std::vector<Lane> lanes_;
+};
+
+namespace detail {
+inline Recorder*& installed() noexcept {
+    static Recorder* recorder = nullptr;
+    return recorder;
+}
+inline Lane*& this_threads_lane() noexcept {
+    thread_local Lane* lane = nullptr;
+    return lane;
+}
+}  // namespace detail
+
+// The recorder that pools made from now on record into (nullptr: none). Install it before the
+// pool is made and keep it until the pool is gone.
+inline void install(Recorder* recorder) noexcept {
+    detail::installed() = recorder;
+}
+
+// Called by worker `index` when it starts: from then on its events go to its lane of the
+// installed recorder (if there is one and it has that many lanes).
+inline void attach_worker(std::size_t index) noexcept {
+    Recorder* r = detail::installed();
+    detail::this_threads_lane() = r != nullptr && index < r->workers() ? &r->lane(index) : nullptr;
+}
+
+inline void record(What what, std::int32_t a = -1, std::int32_t b = 0) noexcept {
+    if (Lane* lane = detail::this_threads_lane()) lane->record(what, a, b);
+}
+
+// The recorder's events in the Chrome Trace Event format (JSON; Perfetto and chrome://tracing
+// open it): one thread lane per worker; tasks, parked time and helping as slices (B/E),
+// steals and injector takes as instant events with their victim and count.
+void write_chrome_trace(std::ostream& out, const Recorder& recorder);
+
+}  // namespace ws::trace
+
+#if defined(WS_TRACE) && WS_TRACE
+#define WS_TRACE_WORKER(index) ::ws::trace::attach_worker(index)
+#define WS_TRACE_EVENT(...) ::ws::trace::record(::ws::trace::What::__VA_ARGS__)
+#else
+#define WS_TRACE_WORKER(index) ((void)0)
+#define WS_TRACE_EVENT(...) ((void)0)
+#endif
