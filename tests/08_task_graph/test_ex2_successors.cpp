@@ -1,0 +1,144 @@
+// Lesson 08, exercise 2: the finishing task releases its successors.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include <ws/testing/harness.hpp>
+
+#include "exercises.hpp"
+#include "helpers.hpp"
+
+using lesson08_test::CheckedDag;
+using lesson08_test::Node;
+using lesson08_test::on_worker;
+using lesson08_test::TaskGraph;
+using lesson08_test::ThreadPool;
+using ws::lesson08::run;
+
+TEST(Lesson08Ex2, TheDiamondRunsInOrder) {
+    // a -> b, a -> c, b -> d, c -> d; d reads what b and c wrote (plain data).
+    ThreadPool pool(2);
+    TaskGraph graph;
+    int x = 0, from_b = 0, from_c = 0, sum = 0;
+    Node a = graph.emplace([&] { x = 1; });
+    Node b = graph.emplace([&] { from_b = x + 10; });
+    Node c = graph.emplace([&] { from_c = x + 100; });
+    Node d = graph.emplace([&] { sum = from_b + from_c; });
+    a.precede(b);
+    a.precede(c);
+    d.succeed(b);
+    d.succeed(c);
+    run(pool, graph);
+    EXPECT_EQ(sum, 112);
+}
+
+TEST(Lesson08Ex2, AChainOf10000NodesRunsInOrder) {
+    ThreadPool pool(2);
+    TaskGraph graph;
+    std::vector<int> order;
+    order.reserve(10'000);
+    Node previous;
+    for (int i = 0; i < 10'000; ++i) {
+        Node node = graph.emplace([&order, i] { order.push_back(i); });
+        if (!previous.empty()) previous.precede(node);
+        previous = node;
+    }
+    run(pool, graph);
+    ASSERT_EQ(order.size(), 10'000u);
+    for (int i = 0; i < 10'000; ++i)
+        ASSERT_EQ(order[static_cast<std::size_t>(i)], i);
+}
+
+TEST(Lesson08Ex2, AWideFanOutAndFanIn) {
+    // One source, 10,000 nodes after it, one sink after all of them: the sink sees every write.
+    ThreadPool pool(2);
+    TaskGraph graph;
+    std::vector<std::uint64_t> values(10'000, 0);
+    std::uint64_t start_value = 0, sum = 0;
+    Node source = graph.emplace([&] { start_value = 7; });
+    Node sink = graph.emplace([&] {
+        for (std::uint64_t v : values)
+            sum += v;
+    });
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        Node middle = graph.emplace([&, i] { values[i] = start_value + i; });
+        source.precede(middle);
+        middle.precede(sink);
+    }
+    run(pool, graph);
+    EXPECT_EQ(sum, 7u * 10'000u + 10'000u * 9'999u / 2);
+}
+
+TEST(Lesson08Ex2, ASuccessorSeesWhatEveryPredecessorWrote) {
+    // 64 predecessors write plain data; the successor reads it all. Whichever predecessor
+    // finishes last pushes the successor, so that decrement must carry the others' writes
+    // (under TSan, a decrement too weak to do so is a reported data race).
+    ThreadPool pool(2);
+    for (int round = 0; round < 50; ++round) {
+        TaskGraph graph;
+        std::vector<int> written(64, 0);
+        int sum = 0;
+        Node successor = graph.emplace([&] {
+            for (int w : written)
+                sum += w;
+        });
+        for (std::size_t i = 0; i < written.size(); ++i) {
+            Node writer = graph.emplace([&written, i] { written[i] = 1; });
+            writer.precede(successor);
+        }
+        run(pool, graph);
+        ASSERT_EQ(sum, 64) << "round " << round;
+    }
+}
+
+TEST(Lesson08Ex2, RandomDagsOfUpTo100000Nodes) {
+    ThreadPool pool(2);
+    const std::uint64_t seed = ws::testing::test_seed();
+    for (std::size_t n : {10u, 1'000u, 100'000u}) {
+        CheckedDag dag(n, 4, 64, seed + n);
+        dag.run_and_check(pool);
+        if (HasFailure()) {
+            ADD_FAILURE() << "a random DAG of " << n << " nodes";
+            return;
+        }
+    }
+}
+
+TEST(Lesson08Ex2, ADeepDagWithLongEdges) {
+    // Predecessors anywhere behind: long-range dependencies across 20,000 nodes.
+    ThreadPool pool(2);
+    CheckedDag dag(20'000, 3, 20'000, ws::testing::test_seed());
+    dag.run_and_check(pool);
+}
+
+TEST(Lesson08Ex2, RunFromInsideATaskHelpsWhileItWaits) {
+    // On a pool of one worker, a task that runs a graph must run the graph's nodes itself.
+    ThreadPool pool(1);
+    CheckedDag dag(2'000, 3, 16, ws::testing::test_seed());
+    on_worker(pool, [&] { dag.run_and_check(pool); });
+}
+
+TEST(Lesson08Ex2, ANodeCanRunAnotherGraph) {
+    ThreadPool pool(2);
+    CheckedDag inner(500, 3, 16, ws::testing::test_seed());
+    TaskGraph outer;
+    bool after = false;
+    Node first = outer.emplace([&] { inner.run_and_check(pool); });
+    Node second = outer.emplace([&] { after = true; });
+    first.precede(second);
+    run(pool, outer);
+    EXPECT_TRUE(after);
+}
+
+TEST(Lesson08Ex2, TwoGraphsRunAtOnceFromTwoThreads) {
+    ThreadPool pool(2);
+    CheckedDag a(5'000, 3, 32, ws::testing::test_seed());
+    CheckedDag b(5'000, 3, 32, ws::testing::test_seed() + 1);
+    std::thread other([&] { a.run_and_check(pool); });
+    b.run_and_check(pool);
+    other.join();
+}

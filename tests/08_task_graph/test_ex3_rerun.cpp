@@ -1,0 +1,74 @@
+// Lesson 08, exercise 3: running a graph again.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstddef>
+#include <vector>
+
+#include <ws/testing/harness.hpp>
+
+#include "exercises.hpp"
+#include "helpers.hpp"
+
+using lesson08_test::CheckedDag;
+using lesson08_test::Node;
+using lesson08_test::on_worker;
+using lesson08_test::TaskGraph;
+using lesson08_test::ThreadPool;
+using ws::lesson08::run;
+
+TEST(Lesson08Ex3, ARandomDagRunsFiveTimes) {
+    ThreadPool pool(2);
+    CheckedDag dag(20'000, 4, 64, ws::testing::test_seed());
+    for (int i = 0; i < 5; ++i) {
+        dag.run_and_check(pool);
+        ASSERT_FALSE(HasFailure()) << "run " << i + 1;
+    }
+}
+
+TEST(Lesson08Ex3, TheDiamondRunsAgainInOrder) {
+    ThreadPool pool(2);
+    TaskGraph graph;
+    std::vector<char> order;
+    Node a = graph.emplace([&] { order.push_back('a'); });
+    Node b = graph.emplace([&] { order.push_back('b'); });
+    Node c = graph.emplace([&] { order.push_back('c'); });
+    Node d = graph.emplace([&] { order.push_back('d'); });
+    a.precede(b);
+    a.precede(c);
+    d.succeed(b);
+    d.succeed(c);
+    for (int i = 0; i < 100; ++i) {
+        order.clear();
+        run(pool, graph);
+        ASSERT_EQ(order.size(), 4u) << "run " << i + 1;
+        EXPECT_EQ(order.front(), 'a');
+        EXPECT_EQ(order.back(), 'd');
+    }
+}
+
+TEST(Lesson08Ex3, NodesAndEdgesAddedAfterARunTakePart) {
+    ThreadPool pool(2);
+    TaskGraph graph;
+    std::vector<int> order;
+    Node a = graph.emplace([&] { order.push_back(1); });
+    Node b = graph.emplace([&] { order.push_back(2); });
+    a.precede(b);
+    run(pool, graph);
+    Node c = graph.emplace([&] { order.push_back(3); });
+    b.precede(c);
+    Node d = graph.emplace([&] { order.push_back(4); });
+    d.precede(a);
+    order.clear();
+    run(pool, graph);
+    EXPECT_EQ(order, (std::vector<int>{4, 1, 2, 3}));
+}
+
+TEST(Lesson08Ex3, AGraphRunsAgainFromInsideATask) {
+    ThreadPool pool(1);
+    CheckedDag dag(1'000, 3, 16, ws::testing::test_seed());
+    on_worker(pool, [&] {
+        for (int i = 0; i < 3; ++i)
+            dag.run_and_check(pool);
+    });
+}

@@ -1,0 +1,215 @@
+// Lesson 08, exercise 4: errors — cycles, exceptions and cancellation, foreign nodes.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <ws/testing/harness.hpp>
+
+#include "exercises.hpp"
+#include "helpers.hpp"
+
+using lesson08_test::CheckedDag;
+using lesson08_test::Node;
+using lesson08_test::run_returns_within;
+using lesson08_test::TaskGraph;
+using lesson08_test::ThreadPool;
+using ws::lesson08::run;
+
+namespace {
+
+// Runs a graph that has a cycle; expects std::invalid_argument naming one of `on_cycle`, and
+// that no node ran. Bounded: a run that does not refuse the cycle never finishes.
+void expect_cycle_refused(std::unique_ptr<TaskGraph> graph, const std::atomic<int>& ran,
+                          const std::vector<std::string>& on_cycle) {
+    auto pool = std::make_unique<ThreadPool>(2);
+    std::exception_ptr error;
+    ASSERT_TRUE(run_returns_within(pool, graph, error))
+        << "run() of a graph with a cycle did not return: the cycle must be found before "
+           "anything runs";
+    ASSERT_TRUE(error) << "run() of a graph with a cycle returned normally";
+    try {
+        std::rethrow_exception(error);
+    } catch (const std::invalid_argument& e) {
+        const std::string what = e.what();
+        bool named = false;
+        for (const auto& name : on_cycle)
+            named = named || what.find(name) != std::string::npos;
+        EXPECT_TRUE(named) << "the message names no node of the cycle: " << what;
+    } catch (const std::exception& e) {
+        ADD_FAILURE() << "expected std::invalid_argument, got: " << e.what();
+    }
+    EXPECT_EQ(ran.load(), 0) << "nodes ran although the graph has a cycle";
+}
+
+}  // namespace
+
+TEST(Lesson08Ex4, ACycleIsReportedBeforeAnythingRuns) {
+    auto graph = std::make_unique<TaskGraph>();
+    static std::atomic<int> ran{0};  // static: a run that hangs may outlive the test
+    ran = 0;
+    Node source = graph->emplace([] { ran.fetch_add(1); }).name("source");
+    Node a = graph->emplace([] { ran.fetch_add(1); }).name("alpha");
+    Node b = graph->emplace([] { ran.fetch_add(1); }).name("beta");
+    Node c = graph->emplace([] { ran.fetch_add(1); }).name("gamma");
+    Node sink = graph->emplace([] { ran.fetch_add(1); }).name("sink");
+    source.precede(a);
+    a.precede(b);
+    b.precede(c);
+    c.precede(a);
+    c.precede(sink);
+    expect_cycle_refused(std::move(graph), ran, {"alpha", "beta", "gamma"});
+}
+
+TEST(Lesson08Ex4, ASelfLoopIsACycle) {
+    auto graph = std::make_unique<TaskGraph>();
+    static std::atomic<int> ran{0};
+    ran = 0;
+    Node other = graph->emplace([] { ran.fetch_add(1); }).name("other");
+    Node loop = graph->emplace([] { ran.fetch_add(1); }).name("loop");
+    (void)other;
+    loop.precede(loop);
+    expect_cycle_refused(std::move(graph), ran, {"loop"});
+}
+
+TEST(Lesson08Ex4, ACycleDeepInALargeGraphIsFound) {
+    // 100,000 nodes in a chain, the last one linked back to node 50,000: the check must not
+    // recurse once per node (the stack would overflow).
+    auto graph = std::make_unique<TaskGraph>();
+    static std::atomic<int> ran{0};
+    ran = 0;
+    std::vector<Node> nodes;
+    for (int i = 0; i < 100'000; ++i) {
+        nodes.push_back(graph->emplace([] { ran.fetch_add(1); }));
+        if (i > 0) nodes[static_cast<std::size_t>(i) - 1].precede(nodes.back());
+    }
+    nodes.back().precede(nodes[50'000]);
+    expect_cycle_refused(std::move(graph), ran, {"node 99999", "node 50000", "node 7"});
+}
+
+TEST(Lesson08Ex4, AThrowingNodeCancelsTheNodesAfterIt) {
+    // a -> b -> c -> d, b throws: c and d never start, run() rethrows b's exception.
+    ThreadPool pool(2);
+    TaskGraph graph;
+    std::atomic<int> a{0}, c{0}, d{0};
+    Node na = graph.emplace([&] { a.fetch_add(1); });
+    Node nb = graph.emplace([] { throw std::runtime_error("b failed"); });
+    Node nc = graph.emplace([&] { c.fetch_add(1); });
+    Node nd = graph.emplace([&] { d.fetch_add(1); });
+    na.precede(nb);
+    nb.precede(nc);
+    nc.precede(nd);
+    try {
+        run(pool, graph);
+        ADD_FAILURE() << "run() returned normally although a node threw";
+    } catch (const std::runtime_error& e) {
+        EXPECT_STREQ(e.what(), "b failed");
+    }
+    EXPECT_EQ(a.load(), 1);
+    EXPECT_EQ(c.load(), 0) << "a node after the one that threw ran";
+    EXPECT_EQ(d.load(), 0) << "a node after the one that threw ran";
+}
+
+TEST(Lesson08Ex4, RunWaitsForTheStartedNodesBeforeItRethrows) {
+    // Two sources: `slow` has started when `thrower` throws, and must have finished when run()
+    // rethrows (it writes to the test's frame).
+    ThreadPool pool(2);
+    TaskGraph graph;
+    std::atomic<bool> slow_started{false};
+    std::atomic<bool> slow_finished{false};
+    graph.emplace([&] {
+        slow_started.store(true);
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        slow_finished.store(true);
+    });
+    graph.emplace([&] {
+        while (!slow_started.load())
+            std::this_thread::yield();
+        throw std::runtime_error("thrower");
+    });
+    EXPECT_THROW(run(pool, graph), std::runtime_error);
+    EXPECT_TRUE(slow_finished.load()) << "run() rethrew before a started node had finished";
+}
+
+TEST(Lesson08Ex4, TheFirstExceptionIsRethrownOnce) {
+    // Many nodes throw; run() rethrows one of them, and the next run starts clean.
+    ThreadPool pool(2);
+    TaskGraph graph;
+    std::atomic<int> ran{0};
+    for (int i = 0; i < 100; ++i)
+        graph.emplace([&ran, i] {
+            ran.fetch_add(1);
+            throw std::runtime_error("node " + std::to_string(i));
+        });
+    EXPECT_THROW(run(pool, graph), std::runtime_error);
+    EXPECT_GE(ran.load(), 1);
+    EXPECT_LE(ran.load(), 100);
+}
+
+TEST(Lesson08Ex4, NothingRunsTwiceAndNothingIsLostWhenANodeThrows) {
+    // A random DAG with one node that throws: every node runs at most once, none of the
+    // thrower's descendants runs, and the graph runs in full next time.
+    ThreadPool pool(2);
+    const std::size_t n = 5'000;
+    TaskGraph graph;
+    std::vector<Node> nodes;
+    std::vector<std::atomic<int>> runs(n);
+    std::atomic<bool> throw_now{true};
+    const std::size_t thrower = n / 3;
+    for (std::size_t i = 0; i < n; ++i) {
+        nodes.push_back(graph.emplace([&, i] {
+            runs[i].fetch_add(1);
+            if (i == thrower && throw_now.load()) throw std::runtime_error("thrower");
+        }));
+        if (i > 0) nodes[(i * 7919) % i].precede(nodes[i]);  // a tree: each node one parent
+    }
+    EXPECT_THROW(run(pool, graph), std::runtime_error);
+    std::vector<bool> below(n, false);
+    below[thrower] = true;
+    std::size_t twice = 0, descendants_ran = 0;
+    for (std::size_t i = 1; i < n; ++i) {
+        below[i] = below[i] || below[(i * 7919) % i];
+        if (below[i] && i != thrower && runs[i].load() != 0) ++descendants_ran;
+    }
+    for (auto& r : runs)
+        twice += r.load() > 1;
+    EXPECT_EQ(twice, 0u) << "nodes that ran twice";
+    EXPECT_EQ(descendants_ran, 0u) << "descendants of the throwing node ran";
+
+    // The next run: nothing cancelled, every node once more.
+    for (auto& r : runs)
+        r.store(0);
+    throw_now.store(false);
+    try {
+        run(pool, graph);
+    } catch (const std::exception& e) {
+        FAIL() << "the run after a failed one threw: " << e.what();
+    }
+    std::size_t not_once = 0;
+    for (auto& r : runs)
+        not_once += r.load() != 1;
+    EXPECT_EQ(not_once, 0u) << "after a failed run, nodes that did not run once the next time";
+}
+
+TEST(Lesson08Ex4, LinkingNodesOfTwoGraphsIsRefused) {
+    TaskGraph one, two;
+    Node a = one.emplace([] {}).name("a-of-one");
+    Node b = two.emplace([] {}).name("b-of-two");
+    try {
+        a.precede(b);
+        FAIL() << "linking nodes of two graphs was accepted";
+    } catch (const std::invalid_argument& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("a-of-one"), std::string::npos) << what;
+        EXPECT_NE(what.find("b-of-two"), std::string::npos) << what;
+    }
+    EXPECT_THROW(b.succeed(a), std::invalid_argument);
+    EXPECT_EQ(a.num_successors(), 0u);
+    EXPECT_EQ(b.num_predecessors(), 0u) << "a refused link must change nothing";
+}
