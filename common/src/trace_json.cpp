@@ -25,7 +25,7 @@ void event(std::ostream& out, bool& first, const char* name, char phase, std::si
 
 }  // namespace
 
-void write_chrome_trace(std::ostream& out, const Recorder& recorder) {
+void write_chrome_trace(std::ostream& out, const Recorder& recorder, std::string_view other) {
     out << R"({"displayTimeUnit":"ns","traceEvents":[)";
     bool first = true;
     for (std::size_t w = 0; w < recorder.workers(); ++w) {
@@ -69,7 +69,9 @@ void write_chrome_trace(std::ostream& out, const Recorder& recorder) {
     out << "\n],\"otherData\":{\"dropped\":[";
     for (std::size_t w = 0; w < recorder.workers(); ++w)
         out << (w == 0 ? "" : ",") << recorder.lane(w).dropped();
-    out << "]}}\n";
+    out << "]";
+    if (!other.empty()) out << "," << other;
+    out << "}}\n";
 }
 
 }  // namespace ws::trace

@@ -15,7 +15,7 @@ from .lessons import ROOT, UsageError
 PACKAGE_LIST = ROOT / "tools" / "debian-packages.txt"
 
 # what each preset needs on top of cmake and ninja
-PRESET_COMPILER = {"default": "g++", "bench": "g++", "tsan": "clang++", "asan": "clang++"}
+PRESET_COMPILER = {"default": "g++", "bench": "g++", "trace": "g++", "tsan": "clang++", "asan": "clang++"}
 SANITIZER_RUNTIME = {"tsan": "libclang_rt.tsan-x86_64.a", "asan": "libclang_rt.asan-x86_64.a"}
 
 

@@ -172,6 +172,13 @@ def cmd_break_it(args) -> int:
     return breakit.run_patch(lesson, args.patch)
 
 
+def cmd_trace(args) -> int:
+    from . import trace
+    lesson = find_lesson(args.lesson)
+    out = args.out or b.build_dir("trace") / "results" / f"lesson{lesson.nn}"
+    return trace.run(lesson, args.workload, args.workers, args.solution, out)
+
+
 def cmd_transcripts(_args) -> int:
     from . import transcripts
     for path in transcripts.make_all():
@@ -336,6 +343,22 @@ def parser() -> argparse.ArgumentParser:
     bi.add_argument("patch", nargs="?", help="the patch's name (or its number, e.g. 01); "
                     "without it, the lesson's patches are listed")
     bi.set_defaults(func=cmd_break_it)
+
+    tr = sub.add_parser("trace", help="see a lesson's pool work: every worker's tasks, steals, "
+                        "parks on a timeline (trace.json for Perfetto, timeline.svg, a summary)")
+    tr.add_argument("lesson")
+    tr.add_argument("--workload", choices=("tree", "flat", "imbalanced", "fib"), default="tree",
+                    help="tree: a spawn tree of 65,535 tasks; flat: 100,000 spawns from outside; "
+                         "imbalanced: 20,000 uneven tasks spawned by one task; fib: fib(22) by "
+                         "join (lesson 07)")
+    tr.add_argument("--workers", type=argtypes.positive_int, default=2)
+    whose = tr.add_mutually_exclusive_group()
+    whose.add_argument("--solution", action="store_true", help="trace the reference solution")
+    whose.add_argument("--mine", action="store_true", help="trace your code in lessons/ (the "
+                       "default)")
+    tr.add_argument("--out", type=argtypes.output_dir, help="folder for trace.json and "
+                    "timeline.svg (default: build/trace/results/lessonNN)")
+    tr.set_defaults(func=cmd_trace)
 
     sub.add_parser("transcripts", help="run the book's example programs again and write their "
                    "transcripts (book/src/examples/*.transcript.txt)").set_defaults(

@@ -654,6 +654,6 @@ if (require.main === module) {
 }
 
 module.exports = {
-  ORDER, PALETTE, colourOf, parseReport, readResults, describeRun, chartsFor, drawCharts, staleCharts, resultsSpec,
+  ORDER, PALETTE, colourOf, parseReport, readResults, describeRun, chartsFor, drawCharts, staleCharts, resultsSpec, render,
   progressionSpec, textWidth, wrap, fmt, fmtTime,
 };

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
+#include <string_view>
 #include <vector>
 
 namespace ws::trace {
@@ -116,8 +117,9 @@ inline void record(What what, std::int32_t a = -1, std::int32_t b = 0) noexcept 
 
 // The recorder's events in the Chrome Trace Event format (JSON; Perfetto and chrome://tracing
 // open it): one thread lane per worker; tasks, parked time and helping as slices (B/E),
-// steals and injector takes as instant events with their victim and count.
-void write_chrome_trace(std::ostream& out, const Recorder& recorder);
+// steals and injector takes as instant events with their victim and count. `other`, if not
+// empty, is more JSON members ("name":value,...) for the trace's otherData object.
+void write_chrome_trace(std::ostream& out, const Recorder& recorder, std::string_view other = {});
 
 }  // namespace ws::trace
 

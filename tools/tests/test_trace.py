@@ -1,0 +1,124 @@
+"""Tests of ./workshop trace: the summary and consistency checks on traces made by hand, the
+refusals that come before any build."""
+import subprocess
+import sys
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+
+from workshop_cli import trace  # noqa: E402
+
+
+def workshop(*args, timeout=120):
+    return subprocess.run([sys.executable, str(ROOT / "workshop"), *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def slice_(name, tid, begin, end):
+    return [{"name": name, "ph": "B", "pid": 1, "tid": tid, "ts": begin},
+            {"name": name, "ph": "E", "pid": 1, "tid": tid, "ts": end}]
+
+
+def make_trace(events, workers=2, stats=None):
+    meta = [{"name": "thread_name", "ph": "M", "pid": 1, "tid": w, "args": {"name": f"worker {w}"}}
+            for w in range(workers)]
+    other = {"dropped": [0] * workers}
+    if stats is not None:
+        other["stats"] = stats
+    return {"traceEvents": meta + events, "otherData": other}
+
+
+def steal(tid, ts, victim, got):
+    return {"name": "steal" if got else "steal (empty)", "ph": "i", "pid": 1, "tid": tid,
+            "ts": ts, "s": "t", "args": {"victim": victim, "got": got}}
+
+
+# What the Chrome Trace Event format asks of the events ./workshop trace writes.
+PHASES = {"B", "E", "i", "M"}
+
+
+def format_problems(data: dict) -> list[str]:
+    problems = []
+    if not isinstance(data.get("traceEvents"), list):
+        return ["no traceEvents array"]
+    for i, e in enumerate(data["traceEvents"]):
+        for key, kind in (("name", str), ("ph", str), ("pid", int), ("tid", int)):
+            if not isinstance(e.get(key), kind):
+                problems.append(f"event {i}: '{key}' missing or not {kind.__name__}")
+        if e.get("ph") not in PHASES:
+            problems.append(f"event {i}: phase {e.get('ph')!r}")
+        if e.get("ph") != "M" and not isinstance(e.get("ts"), (int, float)):
+            problems.append(f"event {i}: no numeric ts")
+        if e.get("ph") == "i" and e.get("s") not in ("t", "p", "g"):
+            problems.append(f"event {i}: an instant event without a scope")
+    return problems
+
+
+class SummaryTest(unittest.TestCase):
+    def test_counts_busy_time_steals_and_the_longest_idle_gap(self):
+        events = (slice_("task", 0, 0, 40) + slice_("task", 0, 60, 100)
+                  + [steal(1, 5, 0, 0), steal(1, 10, 0, 2)] + slice_("task", 1, 10, 30)
+                  + slice_("parked", 1, 30, 100))
+        lanes, end, problems = trace.summarize(make_trace(events))
+        self.assertEqual(problems, [])
+        self.assertEqual(end, 100)
+        self.assertEqual((lanes[0].tasks, lanes[0].busy_us, lanes[0].longest_idle_us), (2, 80, 20))
+        self.assertEqual((lanes[1].steals_tried, lanes[1].steals_won, lanes[1].stolen_tasks),
+                         (2, 1, 2))
+        self.assertEqual((lanes[1].parked_us, lanes[1].longest_idle_us), (70, 70))
+
+    def test_a_task_run_while_helping_inside_a_task_is_counted_but_not_an_overlap(self):
+        events = [{"name": "task", "ph": "B", "pid": 1, "tid": 0, "ts": 0},
+                  {"name": "helping", "ph": "B", "pid": 1, "tid": 0, "ts": 10},
+                  *slice_("task", 0, 12, 20),
+                  {"name": "helping", "ph": "E", "pid": 1, "tid": 0, "ts": 25},
+                  {"name": "task", "ph": "E", "pid": 1, "tid": 0, "ts": 30}]
+        lanes, _, problems = trace.summarize(make_trace(events, workers=1))
+        self.assertEqual(problems, [])
+        self.assertEqual((lanes[0].tasks, lanes[0].busy_us, lanes[0].helping_us), (2, 30, 15))
+
+    def test_a_begin_without_its_end_and_overlapping_tasks_are_named(self):
+        events = slice_("task", 0, 0, 50) + slice_("task", 0, 0, 10)[:1] + [
+            {"name": "task", "ph": "E", "pid": 1, "tid": 1, "ts": 5}]
+        _, _, problems = trace.summarize(make_trace(events))
+        self.assertTrue(any("never ended" in p for p in problems), problems)
+        self.assertTrue(any("without a begin" in p for p in problems), problems)
+        # B B E E on one lane: a task inside a task, which only a helping wait may do.
+        nested = [{"name": "task", "ph": "B", "pid": 1, "tid": 0, "ts": 0},
+                  *slice_("task", 0, 10, 20),
+                  {"name": "task", "ph": "E", "pid": 1, "tid": 0, "ts": 30}]
+        _, _, problems = trace.summarize(make_trace(nested))
+        self.assertTrue(any("outside a helping wait" in p for p in problems), problems)
+
+    def test_counts_that_differ_from_the_pools_stats_are_named(self):
+        events = slice_("task", 0, 0, 10) + [steal(1, 1, 0, 1)] + slice_("task", 1, 2, 3)
+        stats = {"executed_per_worker": [1, 2], "steals": 1, "steal_attempts": 3,
+                 "stolen_tasks": 1}
+        _, _, problems = trace.summarize(make_trace(events, stats=stats))
+        self.assertTrue(any(p.startswith("tasks per worker") for p in problems), problems)
+        self.assertTrue(any(p.startswith("steal_attempts") for p in problems), problems)
+        self.assertFalse(any(p.startswith("steals:") for p in problems), problems)
+
+    def test_the_format_check_itself_fails_on_a_broken_event(self):
+        self.assertEqual(format_problems(make_trace(slice_("task", 0, 0, 1))), [])
+        self.assertTrue(format_problems({"traceEvents": [{"name": "x", "ph": "Q"}]}))
+
+
+class RefusalsTest(unittest.TestCase):
+    def test_what_cannot_be_traced_is_refused_before_any_build(self):
+        for args, said in ((["trace", "0"], "no pool to trace"),
+                           (["trace", "3", "--workload", "fib"], "needs join"),
+                           (["trace", "42"], "The lessons are:"),
+                           (["trace", "7", "--workers", "0"], "--workers"),
+                           (["trace", "7", "--workload", "spiral"], "invalid choice"),
+                           (["trace", "7", "--solution", "--mine"], "not allowed with")):
+            r = workshop(*args)
+            self.assertEqual(r.returncode, 2, (args, r.stdout, r.stderr))
+            self.assertIn(said, r.stderr, args)
+            self.assertNotIn("Traceback", r.stderr, args)
+
+
+if __name__ == "__main__":
+    unittest.main()

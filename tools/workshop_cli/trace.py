@@ -1,0 +1,201 @@
+"""`./workshop trace N`: one lesson's pool on one standard workload with every worker's events
+recorded (the `trace` preset builds bench/trace_run.cpp against the lesson, with the hooks of
+<ws/trace.hpp> compiled in), then a summary per worker and a timeline picture.
+
+The trace is a Chrome Trace Event file (Perfetto and chrome://tracing open it); summarize() and
+problems() read it back, so what the summary says is what the picture shows."""
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import build as b
+from . import export, node
+from .environment import install_hint
+from .lessons import ROOT, Lesson, UsageError
+
+WORKLOADS = ("tree", "flat", "imbalanced", "fib")
+TRACED = range(1, 8)  # the lessons whose pools record (lesson 00 has no pool)
+DRAW = ROOT / "book" / "tools" / "lib" / "timeline.js"
+
+
+@dataclass
+class Lane:
+    worker: int
+    tasks: int = 0
+    busy_us: float = 0.0
+    parked_us: float = 0.0
+    helping_us: float = 0.0
+    steals_tried: int = 0
+    steals_won: int = 0
+    stolen_tasks: int = 0
+    injector_takes: int = 0
+    longest_idle_us: float = 0.0
+
+
+def _slices(events: list[dict]) -> tuple[dict[tuple[int, str], list[tuple[float, float, int]]],
+                                          list[str]]:
+    """(worker, name) -> [(start, end, depth)] and the problems found pairing begins with ends."""
+    out: dict[tuple[int, str], list[tuple[float, float, int]]] = {}
+    open_: dict[tuple[int, str], list[float]] = {}
+    problems = []
+    for e in events:
+        key = (e.get("tid"), e.get("name"))
+        if e.get("ph") == "B":
+            open_.setdefault(key, []).append(e["ts"])
+        elif e.get("ph") == "E":
+            stack = open_.get(key)
+            if not stack:
+                problems.append(f"worker {key[0]}: an end of '{key[1]}' at {e['ts']} us without "
+                                "a begin")
+                continue
+            start = stack.pop()
+            out.setdefault(key, []).append((start, e["ts"], len(stack)))
+    for (worker, name), stack in open_.items():
+        if stack:
+            problems.append(f"worker {worker}: {len(stack)} '{name}' slice(s) never ended")
+    return out, problems
+
+
+def summarize(trace: dict) -> tuple[list[Lane], float, list[str]]:
+    """Per worker: tasks, busy/parked/helping time, steals, the longest time without a task;
+    with the run's length and the problems that make the trace inconsistent (a begin without
+    its end, two top-level tasks overlapping on one lane, counts that differ from stats())."""
+    events = [e for e in trace.get("traceEvents", []) if e.get("ph") != "M"]
+    workers = sum(1 for e in trace.get("traceEvents", []) if e.get("name") == "thread_name")
+    lanes = [Lane(w) for w in range(workers)]
+    slices, problems = _slices(events)
+    end = max((e["ts"] for e in events), default=0.0)
+    for (worker, name), spans in slices.items():
+        if not 0 <= worker < workers:
+            problems.append(f"an event on worker {worker}, but the trace has {workers} workers")
+            continue
+        lane = lanes[worker]
+        top = sorted((s, e) for s, e, depth in spans if depth == 0)
+        length = sum(e - s for s, e in top)
+        if name == "task":
+            lane.tasks += len(spans)
+            lane.busy_us = length
+            helping = slices.get((worker, "helping"), [])
+            for s, e, depth in spans:
+                if depth > 0 and not any(hs <= s and e <= he for hs, he, _ in helping):
+                    problems.append(f"worker {worker}: a task began at {s} us while another ran, "
+                                    "outside a helping wait (a lane runs one task at a time)")
+                    break
+            gaps = [s2 - e1 for (_, e1), (s2, _) in zip([(0.0, 0.0)] + top, top + [(end, end)])]
+            lane.longest_idle_us = max(gaps, default=end)
+        elif name == "parked":
+            lane.parked_us = length
+        elif name == "helping":
+            lane.helping_us = length
+    for e in events:
+        if e.get("ph") != "i" or not 0 <= e.get("tid", -1) < workers:
+            continue
+        lane = lanes[e["tid"]]
+        got = e.get("args", {}).get("got", 0)
+        if e["name"].startswith("steal"):
+            lane.steals_tried += 1
+            lane.steals_won += got > 0
+            lane.stolen_tasks += got
+        elif e["name"] == "injector":
+            lane.injector_takes += 1
+    problems += _against_stats(trace.get("otherData", {}), lanes)
+    return lanes, end, problems
+
+
+def _against_stats(other: dict, lanes: list[Lane]) -> list[str]:
+    """The trace's counts against the pool's own stats(), taken after the same run."""
+    stats = other.get("stats")
+    dropped = other.get("dropped", [])
+    if not stats or any(dropped):
+        return [f"events were dropped (a lane was full: {dropped}), so counts are incomplete"] \
+            if any(dropped) else []
+    problems = []
+    per_worker = stats.get("executed_per_worker", [])
+    if per_worker and per_worker != [lane.tasks for lane in lanes]:
+        problems.append(f"tasks per worker: the trace has {[lane.tasks for lane in lanes]}, "
+                        f"stats() says {per_worker}")
+    for name, traced in (("steal_attempts", sum(lane.steals_tried for lane in lanes)),
+                         ("steals", sum(lane.steals_won for lane in lanes)),
+                         ("stolen_tasks", sum(lane.stolen_tasks for lane in lanes))):
+        if stats.get(name, 0) and stats[name] != traced:
+            problems.append(f"{name}: the trace has {traced}, stats() says {stats[name]}")
+    return problems
+
+
+def print_summary(lanes: list[Lane], end_us: float) -> None:
+    print(f"run: {end_us / 1000:.2f} ms, {len(lanes)} workers")
+    print(f"{'worker':>6} {'busy':>7} {'tasks':>8} {'steals won/tried':>17} {'injector':>8} "
+          f"{'parked':>10} {'helping':>10} {'longest idle':>13}")
+    for lane in lanes:
+        busy = 100.0 * lane.busy_us / end_us if end_us else 0.0
+        print(f"{lane.worker:>6} {busy:>6.1f}% {lane.tasks:>8} "
+              f"{f'{lane.steals_won}/{lane.steals_tried}':>17} {lane.injector_takes:>8} "
+              f"{lane.parked_us / 1000:>8.2f}ms {lane.helping_us / 1000:>8.2f}ms "
+              f"{lane.longest_idle_us / 1000:>11.2f}ms")
+
+
+def check_request(lesson: Lesson, workload: str, solution: bool) -> None:
+    """Refuses what cannot run, before anything is built."""
+    if lesson.number not in TRACED:
+        raise UsageError(f"lesson {lesson.nn} has no pool to trace: lessons 01 to 07 have")
+    if workload == "fib" and lesson.number < 7:
+        raise UsageError("the fib workload needs join, which lesson 07 adds: choose tree, flat "
+                         "or imbalanced for this lesson")
+    if solution and export.is_student_edition():
+        raise UsageError("this is the student edition: it has no solutions/ to trace")
+
+
+def run(lesson: Lesson, workload: str, workers: int, solution: bool, out_dir: Path) -> int:
+    check_request(lesson, workload, solution)
+    target = f"ws_trace_lesson{lesson.nn}" + ("" if solution else "_mine")
+    whose = "the reference solution" if solution else f"YOUR code in lessons/{lesson.folder}"
+    b.progress(f"tracing {whose} on '{workload}' with {workers} workers (--solution traces the "
+               "reference)" if not solution else f"tracing {whose} on '{workload}' with "
+               f"{workers} workers")
+    b.build("trace", [target])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    trace_json = out_dir / "trace.json"
+    exe = b.build_dir("trace") / "bench" / target
+    r = subprocess.run([str(exe), "--workload", workload, "--workers", str(workers),
+                        "--out", str(trace_json)], capture_output=True, text=True, timeout=600)
+    if r.returncode != 0:
+        said = (r.stdout + r.stderr).strip()
+        if not solution and ("not implemented" in said.lower() or "terminate" in said):
+            raise UsageError(f"your lesson {lesson.nn} code is not finished yet (it threw): "
+                             f"./workshop test {lesson.number} says what is left; --solution "
+                             "traces the reference")
+        raise UsageError(f"the traced run failed:\n{said}")
+    trace = json.loads(trace_json.read_text())
+    lanes, end, problems = summarize(trace)
+    print_summary(lanes, end)
+    for p in problems:
+        print(f"inconsistent: {p}")
+    print(f"\ntrace: {_shown(trace_json)}  (open it in ui.perfetto.dev or chrome://tracing)")
+    svg = out_dir / "timeline.svg"
+    if DRAW.exists():
+        _draw(trace_json, svg)
+        print(f"timeline: {_shown(svg)}")
+    else:
+        print("timeline: not drawn (this edition has no book/tools to draw it with)")
+    return 1 if problems else 0
+
+
+def _shown(path: Path) -> Path:
+    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+
+
+def _draw(trace_json: Path, svg: Path) -> None:
+    try:
+        node.ensure_book_dependencies(quiet=True)
+    except UsageError as e:
+        if "not installed" in str(e):
+            raise UsageError("the timeline is drawn with Node.js, which is not installed "
+                             f"({install_hint('node', 'npm')}); trace.json is written") from None
+        raise
+    r = subprocess.run(["node", str(DRAW), str(trace_json), str(svg)], capture_output=True,
+                       text=True, cwd=ROOT)
+    if r.returncode != 0:
+        raise UsageError(f"drawing the timeline failed:\n{(r.stdout + r.stderr).strip()}")
