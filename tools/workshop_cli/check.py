@@ -117,7 +117,8 @@ def _carried_copies() -> str:
     problems = carry.drift()
     if problems:
         raise StepFailed("\n".join(problems))
-    return f"all {len(carry.generate_all())} carried and given copies match their source"
+    return (f"all {len(carry.generate_all())} generated files (carried, given, starter and idea "
+            "copies) match their source")
 
 
 def _benchmarks_build_and_run() -> str:

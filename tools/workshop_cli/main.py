@@ -188,29 +188,37 @@ def cmd_transcripts(_args) -> int:
 
 def cmd_sync(args) -> int:
     if export.is_student_edition():
-        raise UsageError("this is the student edition: carried files come from solutions/, "
+        raise UsageError("this is the student edition: generated files come from solutions/, "
                          "which it does not have (every copy here is already in place)")
     if args.record:
         number, file = args.record
         lesson = find_lesson(number)
-        patch = carry.record(lesson.number, file)
-        print(f"recorded the hand edit of {file} in lesson {lesson.nn} as "
-              f"{patch.relative_to(ROOT)}")
+        for patch in carry.record(lesson.number, file):
+            print(f"recorded the hand edit of {file} in lesson {lesson.nn} as "
+                  f"{patch.relative_to(ROOT)}")
     if args.check:
         problems = carry.drift()
         for line in problems:
             print(line)
-        n = len(carry.generate_all())
+        n = len(carry.generate().texts)
         if problems:
-            print(f"sync: {len(problems)} of {n} carried and given copies differ from their source")
+            print(f"sync: {len(problems)} problems in {n} generated files (carried, given, "
+                  "starter and idea copies)")
             return 1
-        print(f"sync: all {n} carried and given copies match their source")
+        print(f"sync: all {n} generated files (carried, given, starter and idea copies) match "
+              "their source")
         return 0
-    written = carry.sync()
+    written, failures = carry.sync()
     for path in written:
         print(f"wrote {path.relative_to(ROOT)}")
-    print(f"sync: {len(written)} copies written, "
-          f"{len(carry.generate_all()) - len(written)} already up to date")
+    if written:
+        print(f"(the text each replaced is in {carry.PREVIOUS_DIR}/, in case it held an edit to "
+              "keep: copy it back and run ./workshop sync --record N FILE)")
+    print(f"sync: {len(written)} files written, "
+          f"{len(carry.generate().texts) - len(written)} already up to date")
+    if failures:
+        print(failures, file=sys.stderr)
+        return 1
     return 0
 
 
@@ -364,12 +372,13 @@ def parser() -> argparse.ArgumentParser:
                    "transcripts (book/src/examples/*.transcript.txt)").set_defaults(
         func=cmd_transcripts)
 
-    sy = sub.add_parser("sync", help="regenerate the files lessons carry from earlier lessons "
-                        "(lesson.toml's [[carried]])")
+    sy = sub.add_parser("sync", help="regenerate every file made from another (lesson.toml's "
+                        "[idea], starter, given and [[carried]])")
     sy.add_argument("--check", action="store_true",
                     help="change nothing; fail, naming the file, if a copy differs")
     sy.add_argument("--record", nargs=2, metavar=("LESSON", "FILE"),
-                    help="save a deliberate edit of LESSON's carried FILE as its patch")
+                    help="save a deliberate edit of a generated FILE of LESSON (a name, or a "
+                    "path in solutions/ or lessons/) as its patch")
     sy.set_defaults(func=cmd_sync)
 
     sub.add_parser("status", help="progress per exercise from your last runs").set_defaults(
