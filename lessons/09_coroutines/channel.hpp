@@ -1,0 +1,95 @@
+// Lesson 09: Channel<T>, a bounded FIFO between coroutines. send suspends the sender while the
+// buffer is full, receive suspends the receiver while it is empty; whoever makes room or brings
+// a value wakes one of them with resume_on. One mutex guards the buffer and both queues of
+// waiters, so "look, then queue myself" is one step no waker can fall between.
+#pragma once
+
+#include <coroutine>
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
+#include <ws/not_implemented.hpp>
+
+#include "pool_awaitables.hpp"
+#include "thread_pool.hpp"
+
+namespace ws::lesson09 {
+
+template <typename T>
+class Channel {
+  public:
+    // capacity: the values the buffer holds before a sender waits; 0 → std::invalid_argument.
+    Channel(ThreadPool& pool, std::size_t capacity) : pool_(&pool), capacity_(capacity) {
+        if (capacity == 0) throw std::invalid_argument("Channel: capacity must be at least 1");
+    }
+    Channel(const Channel&) = delete;
+    Channel& operator=(const Channel&) = delete;
+
+    class SendAwaiter;
+    class ReceiveAwaiter;
+
+    // co_await channel.send(v): continues once v is in the buffer or handed to a receiver.
+    SendAwaiter send(T value) { return SendAwaiter(*this, std::move(value)); }
+    // co_await channel.receive(): the oldest value, once there is one.
+    ReceiveAwaiter receive() noexcept { return ReceiveAwaiter(*this); }
+
+    // ANCHOR: send
+    class SendAwaiter {
+      public:
+        SendAwaiter(Channel& channel, T value) : channel_(&channel), value_(std::move(value)) {}
+        bool await_ready() const noexcept { return false; }
+        bool await_suspend(std::coroutine_handle<> self) {
+            // TODO(exercise 5): hand value_ to a waiting receiver (and wake it), or put it in
+            // the buffer if there is room (and go on: return false), or else queue this sender
+            // and suspend. Rule: "look, then queue myself" must be one step under the mutex, a
+            // receiver's slot is filled before it is woken, and nobody is woken while the mutex
+            // is held. Checked by Lesson09Ex5 (the channel tests).
+            (void)self;
+            throw ws::NotImplemented{"lesson 09, exercise 5: Channel::send"};
+        }
+        void await_resume() const noexcept {}
+
+      private:
+        friend class Channel;
+        Channel* channel_;
+        T value_;
+        std::coroutine_handle<> coroutine_;
+    };
+    // ANCHOR_END: send
+
+    // ANCHOR: receive
+    class ReceiveAwaiter {
+      public:
+        explicit ReceiveAwaiter(Channel& channel) noexcept : channel_(&channel) {}
+        bool await_ready() const noexcept { return false; }
+        bool await_suspend(std::coroutine_handle<> self) {
+            // TODO(exercise 5): take the oldest buffered value into slot_ (and let the oldest
+            // waiting sender's value take its place, waking that sender), or else queue this
+            // receiver and suspend. Rule: as for send. Checked by Lesson09Ex5.
+            (void)self;
+            throw ws::NotImplemented{"lesson 09, exercise 5: Channel::receive"};
+        }
+        T await_resume() { return std::move(*slot_); }
+
+      private:
+        friend class Channel;
+        Channel* channel_;
+        std::optional<T> slot_;
+        std::coroutine_handle<> coroutine_;
+    };
+    // ANCHOR_END: receive
+
+  private:
+    ThreadPool* pool_;
+    std::size_t capacity_;
+    std::mutex mutex_;
+    std::deque<T> buffer_;                   // guarded by mutex_, at most capacity_ values
+    std::deque<SendAwaiter*> senders_;       // guarded by mutex_: suspended, buffer full
+    std::deque<ReceiveAwaiter*> receivers_;  // guarded by mutex_: suspended, buffer empty
+};
+
+}  // namespace ws::lesson09

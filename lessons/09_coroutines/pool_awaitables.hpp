@@ -1,0 +1,152 @@
+// Lesson 09: coroutines on the pool. resume_on (the waker's one move), co_await schedule(pool),
+// spawn(pool, task) (detached) and sync_wait(pool, task) (from outside the pool).
+#pragma once
+
+#include <atomic>
+#include <coroutine>
+#include <exception>
+#include <optional>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include <ws/not_implemented.hpp>
+
+#include "coro_task.hpp"
+#include "thread_pool.hpp"
+
+namespace ws::lesson09 {
+
+// ANCHOR: resume_on
+// Puts a suspended coroutine back on the pool: a resume job, spawned like any task. So it goes
+// where lesson 07's spawn sends work: from one of the pool's workers onto that worker's own
+// deque (hot in its cache, stealable by the others), from anywhere else into the injector; then
+// a sleeping worker is woken if nobody is searching. The job is a lambda holding one pointer: it
+// fits in ws::Task's inline buffer, and the pool recycles its node, so nothing is allocated.
+// The pool counts it as a task: wait_idle waits for it.
+inline void resume_on(ThreadPool& pool, std::coroutine_handle<> coroutine) {
+    // TODO(exercise 2): have the pool resume `coroutine`, once, on one of its workers. Rule:
+    // the woken coroutine goes where the pool's spawn puts work (the calling worker's own
+    // deque, or the injector from outside, then a sleeper unparked), and wait_idle must wait
+    // for it. Checked by Lesson09Ex2.
+    (void)pool;
+    (void)coroutine;
+    throw ws::NotImplemented{"lesson 09, exercise 2: resume_on"};
+}
+// ANCHOR_END: resume_on
+
+// ANCHOR: schedule
+// co_await schedule(pool): the coroutine continues as a task of `pool` (on one of its workers).
+class ScheduleAwaiter {
+  public:
+    explicit ScheduleAwaiter(ThreadPool& pool) noexcept : pool_(&pool) {}
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> coroutine) const { resume_on(*pool_, coroutine); }
+    void await_resume() const noexcept {}
+
+  private:
+    ThreadPool* pool_;
+};
+
+inline ScheduleAwaiter schedule(ThreadPool& pool) noexcept {
+    return ScheduleAwaiter(pool);
+}
+// ANCHOR_END: schedule
+
+namespace detail {
+
+// ANCHOR: detached
+// The frame that owns a spawned task: it starts suspended, awaits the task, and frees itself
+// when it finishes (final_suspend never suspends). What the task throws goes where a task's
+// exception goes in the pool's contract: the pool keeps it and wait_idle rethrows it. The pool
+// keeps what its tasks throw, so it is handed over as a task that throws it.
+struct Detached {
+    struct promise_type {
+        Detached get_return_object() noexcept {
+            return Detached{std::coroutine_handle<promise_type>::from_promise(*this)};
+        }
+        std::suspend_always initial_suspend() const noexcept { return {}; }
+        std::suspend_never final_suspend() const noexcept { return {}; }
+        void return_void() const noexcept {}
+        void unhandled_exception() const noexcept { std::terminate(); }  // the body catches all
+    };
+    std::coroutine_handle<promise_type> handle;
+};
+
+inline Detached run_detached(ThreadPool& pool, Task<void> task) {
+    // TODO(exercise 2): run the task; what it throws must reach the pool, for wait_idle to
+    // rethrow. Rule: nothing escapes this body (the promise terminates), and a handler cannot
+    // co_await. Checked by Lesson09Ex2.WaitIdleRethrowsWhatASpawnedCoroutineThrew.
+    (void)pool;
+    co_await std::move(task);
+}
+// ANCHOR_END: detached
+
+// ANCHOR: sync_wait_frame
+// sync_wait's frame (its body is await_into): awaits the task, stores its outcome in the
+// caller's variables, and at its
+// final suspension tells the blocked caller. It stays suspended there, so the caller, once
+// told, reads the outcome and destroys the frame.
+struct SyncWaitFrame {
+    struct promise_type {
+        SyncWaitFrame get_return_object() noexcept {
+            return SyncWaitFrame{std::coroutine_handle<promise_type>::from_promise(*this)};
+        }
+        std::suspend_always initial_suspend() const noexcept { return {}; }
+        auto final_suspend() noexcept {
+            struct Notify {
+                bool await_ready() const noexcept { return false; }
+                void await_suspend(std::coroutine_handle<promise_type> self) const noexcept {
+                    // The frame is suspended: from the moment `done` is true the caller may
+                    // destroy it, so nothing after that store touches it (owner is a copy).
+                    ThreadPool* const owner = self.promise().pool;
+                    // Pairs with the caller's load in block_until: it then sees the outcome.
+                    self.promise().done->store(true, std::memory_order_release);
+                    owner->notify_outside();  // touches only the pool, which outlives the call
+                }
+                void await_resume() const noexcept {}
+            };
+            return Notify{};
+        }
+        void return_void() const noexcept {}
+        void unhandled_exception() const noexcept { std::terminate(); }  // the body catches all
+
+        ThreadPool* pool = nullptr;
+        std::atomic<bool>* done = nullptr;
+    };
+    std::coroutine_handle<promise_type> handle;
+};
+
+// ANCHOR_END: sync_wait_frame
+
+}  // namespace detail
+
+// ANCHOR: spawn
+// Starts `task` on the pool, detached: nobody awaits it. It runs as the pool's tasks do (its
+// steps count for wait_idle, which rethrows what it threw); its frame is freed when it ends.
+inline void spawn(ThreadPool& pool, Task<void> task) {
+    const detail::Detached detached = detail::run_detached(pool, std::move(task));
+    resume_on(pool, detached.handle);
+}
+// ANCHOR_END: spawn
+
+// ANCHOR: sync_wait
+// Runs `task` on the pool and blocks the calling thread until it has finished; returns its value
+// or rethrows its exception. Only from outside the pool: a worker blocked here could be the very
+// worker the task needs (with one worker, it always is), so from one of the pool's workers it
+// throws std::logic_error; a coroutine there co_awaits the task instead.
+template <typename T>
+T sync_wait(ThreadPool& pool, Task<T> task) {
+    // TODO(exercise 2): start a detail::SyncWaitFrame for the task on the pool, sleep until
+    // it tells you it is done, then give back the task's value or rethrow its exception.
+    // Rule: the caller sleeps (no spinning) and destroys the frame only after it is done; from
+    // one of this pool's workers, a std::logic_error that says why. Checked by
+    // Lesson09Ex2.SyncWait*.
+    (void)pool;
+    (void)task;
+    throw ws::NotImplemented{"lesson 09, exercise 2: sync_wait"};
+}
+// ANCHOR_END: sync_wait
+
+}  // namespace ws::lesson09

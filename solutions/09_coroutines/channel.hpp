@@ -1,0 +1,115 @@
+// Lesson 09: Channel<T>, a bounded FIFO between coroutines. send suspends the sender while the
+// buffer is full, receive suspends the receiver while it is empty; whoever makes room or brings
+// a value wakes one of them with resume_on. One mutex guards the buffer and both queues of
+// waiters, so "look, then queue myself" is one step no waker can fall between.
+#pragma once
+
+#include <coroutine>
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
+#include "pool_awaitables.hpp"
+#include "thread_pool.hpp"
+
+namespace ws::lesson09 {
+
+template <typename T>
+class Channel {
+  public:
+    // capacity: the values the buffer holds before a sender waits; 0 → std::invalid_argument.
+    Channel(ThreadPool& pool, std::size_t capacity) : pool_(&pool), capacity_(capacity) {
+        if (capacity == 0) throw std::invalid_argument("Channel: capacity must be at least 1");
+    }
+    Channel(const Channel&) = delete;
+    Channel& operator=(const Channel&) = delete;
+
+    class SendAwaiter;
+    class ReceiveAwaiter;
+
+    // co_await channel.send(v): continues once v is in the buffer or handed to a receiver.
+    SendAwaiter send(T value) { return SendAwaiter(*this, std::move(value)); }
+    // co_await channel.receive(): the oldest value, once there is one.
+    ReceiveAwaiter receive() noexcept { return ReceiveAwaiter(*this); }
+
+    // ANCHOR: send
+    class SendAwaiter {
+      public:
+        SendAwaiter(Channel& channel, T value) : channel_(&channel), value_(std::move(value)) {}
+        bool await_ready() const noexcept { return false; }
+        bool await_suspend(std::coroutine_handle<> self) {
+            Channel& ch = *channel_;
+            std::unique_lock lock(ch.mutex_);
+            if (!ch.receivers_.empty()) {  // someone waits for a value: hand it over directly
+                ReceiveAwaiter* receiver = ch.receivers_.front();
+                ch.receivers_.pop_front();
+                receiver->slot_.emplace(std::move(value_));  // published before it is woken
+                lock.unlock();
+                resume_on(*ch.pool_, receiver->coroutine_);
+                return false;  // the sender goes on
+            }
+            if (ch.buffer_.size() < ch.capacity_) {
+                ch.buffer_.push_back(std::move(value_));
+                return false;
+            }
+            coroutine_ = self;  // full: wait; a receiver takes value_ and wakes us
+            ch.senders_.push_back(this);
+            return true;
+        }
+        void await_resume() const noexcept {}
+
+      private:
+        friend class Channel;
+        Channel* channel_;
+        T value_;
+        std::coroutine_handle<> coroutine_;
+    };
+    // ANCHOR_END: send
+
+    // ANCHOR: receive
+    class ReceiveAwaiter {
+      public:
+        explicit ReceiveAwaiter(Channel& channel) noexcept : channel_(&channel) {}
+        bool await_ready() const noexcept { return false; }
+        bool await_suspend(std::coroutine_handle<> self) {
+            Channel& ch = *channel_;
+            std::unique_lock lock(ch.mutex_);
+            if (!ch.buffer_.empty()) {
+                slot_.emplace(std::move(ch.buffer_.front()));
+                ch.buffer_.pop_front();
+                if (!ch.senders_.empty()) {  // room now: the oldest waiting sender's value goes in
+                    SendAwaiter* sender = ch.senders_.front();
+                    ch.senders_.pop_front();
+                    ch.buffer_.push_back(std::move(sender->value_));
+                    lock.unlock();
+                    resume_on(*ch.pool_, sender->coroutine_);
+                }
+                return false;
+            }
+            coroutine_ = self;  // empty (so no sender waits): a sender fills slot_ and wakes us
+            ch.receivers_.push_back(this);
+            return true;
+        }
+        T await_resume() { return std::move(*slot_); }
+
+      private:
+        friend class Channel;
+        Channel* channel_;
+        std::optional<T> slot_;
+        std::coroutine_handle<> coroutine_;
+    };
+    // ANCHOR_END: receive
+
+  private:
+    ThreadPool* pool_;
+    std::size_t capacity_;
+    std::mutex mutex_;
+    std::deque<T> buffer_;                   // guarded by mutex_, at most capacity_ values
+    std::deque<SendAwaiter*> senders_;       // guarded by mutex_: suspended, buffer full
+    std::deque<ReceiveAwaiter*> receivers_;  // guarded by mutex_: suspended, buffer empty
+};
+
+}  // namespace ws::lesson09
