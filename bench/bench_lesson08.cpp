@@ -1,0 +1,202 @@
+// Lesson 08: task graphs. The two graphs of the Taskflow-style executor this lesson grew from —
+// a wide graph (1000 independent tasks) and a deep one (100 stages of 10 tasks, each task after
+// every task of the stage before) — with a fixed amount of work per task: 100 us (the
+// "_100us" rows, where the work dominates and the question is how well the graph scales) and
+// 1 us (the "_1us" rows, where the scheduler's overhead shows).
+//
+// Contenders, all on one work kernel (ws::bench::spin_kernel, noinline):
+//   lesson08      the lesson's TaskGraph, built once, run every iteration, bench_workers() workers
+//   lesson08_1w   the same on one worker: the speedup's denominator
+//   lesson07      the same work by lesson 07's fork-join: parallel_for over a stage's tasks, the
+//                 stages one after the other (a barrier between stages), all in one task
+//   onetbb        oneTBB's flow_graph: a continue_node per task, the same edges
+//   sequential    every task in order on the calling thread
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ws/bench/kernel.hpp>
+
+#include "07_fork_join/fork_join.hpp"
+#include "07_fork_join/thread_pool.hpp"
+#include "08_task_graph/task_graph.hpp"
+#include "08_task_graph/thread_pool.hpp"
+#include "contenders.hpp"
+
+#if defined(WS_HAVE_TBB)
+#include <oneapi/tbb/flow_graph.h>
+#endif
+
+namespace ws::bench {
+
+namespace {
+
+struct GraphShape {
+    std::size_t stages;
+    std::size_t width;  // tasks per stage
+};
+constexpr GraphShape kWideGraph{1, 1000};
+constexpr GraphShape kDeepGraph{100, 10};
+
+// One task's work: `iterations` steps of the shared kernel.
+inline void graph_task(std::uint64_t iterations) {
+    benchmark::DoNotOptimize(spin_kernel(iterations));
+}
+
+class Lesson08Graph {
+  public:
+    Lesson08Graph(std::size_t workers, GraphShape shape, std::uint64_t iterations)
+        : pool_(workers) {
+        std::vector<lesson08::Node> previous, current;
+        for (std::size_t s = 0; s < shape.stages; ++s) {
+            current.clear();
+            for (std::size_t t = 0; t < shape.width; ++t) {
+                lesson08::Node node = graph_.emplace([iterations] { graph_task(iterations); });
+                for (lesson08::Node& before : previous)
+                    before.precede(node);
+                current.push_back(node);
+            }
+            previous.swap(current);
+        }
+    }
+    void run() { lesson08::run(pool_, graph_); }
+
+  private:
+    lesson08::ThreadPool pool_;
+    lesson08::TaskGraph graph_;
+};
+
+class Lesson07Stages {
+  public:
+    Lesson07Stages(GraphShape shape, std::uint64_t iterations)
+        : pool_(bench_workers()), shape_(shape), iterations_(iterations) {}
+    void run() {
+        // One hop into the pool for the whole graph (as lesson08::run makes), then a
+        // parallel_for per stage: each returns when its stage is done — the barrier.
+        lesson07::join(
+            pool_,
+            [this] {
+                for (std::size_t s = 0; s < shape_.stages; ++s) {
+                    lesson07::parallel_for(pool_, 0, shape_.width, 1,
+                                           [this](std::size_t begin, std::size_t end) {
+                                               for (std::size_t i = begin; i < end; ++i)
+                                                   graph_task(iterations_);
+                                           });
+                }
+            },
+            [] {});
+    }
+
+  private:
+    lesson07::ThreadPool pool_;
+    GraphShape shape_;
+    std::uint64_t iterations_;
+};
+
+class SequentialGraph {
+  public:
+    SequentialGraph(GraphShape shape, std::uint64_t iterations)
+        : shape_(shape), iterations_(iterations) {}
+    void run() {
+        for (std::size_t i = 0; i < shape_.stages * shape_.width; ++i)
+            graph_task(iterations_);
+    }
+
+  private:
+    GraphShape shape_;
+    std::uint64_t iterations_;
+};
+
+#if defined(WS_HAVE_TBB)
+class TbbFlowGraph {
+  public:
+    TbbFlowGraph(GraphShape shape, std::uint64_t iterations) : start_(graph_) {
+        using Node = oneapi::tbb::flow::continue_node<oneapi::tbb::flow::continue_msg>;
+        std::vector<Node*> previous, current;
+        for (std::size_t s = 0; s < shape.stages; ++s) {
+            current.clear();
+            for (std::size_t t = 0; t < shape.width; ++t) {
+                nodes_.push_back(std::make_unique<Node>(
+                    graph_, [iterations](const oneapi::tbb::flow::continue_msg&) {
+                        graph_task(iterations);
+                    }));
+                Node* node = nodes_.back().get();
+                if (s == 0) {
+                    oneapi::tbb::flow::make_edge(start_, *node);
+                } else {
+                    for (Node* before : previous)
+                        oneapi::tbb::flow::make_edge(*before, *node);
+                }
+                current.push_back(node);
+            }
+            previous.swap(current);
+        }
+    }
+    void run() {
+        start_.try_put(oneapi::tbb::flow::continue_msg());
+        graph_.wait_for_all();
+    }
+
+  private:
+    oneapi::tbb::flow::graph graph_;
+    oneapi::tbb::flow::broadcast_node<oneapi::tbb::flow::continue_msg> start_;
+    std::vector<std::unique_ptr<oneapi::tbb::flow::continue_node<oneapi::tbb::flow::continue_msg>>>
+        nodes_;
+};
+#endif
+
+// Registers "<workload>/<contender>" for each graph and task size; make(shape, iterations)
+// builds the contender (outside the timed loop), whose run() runs the graph once.
+template <typename Make>
+void register_graphs(const std::string& contender, Make make) {
+    struct Workload {
+        const char* name;
+        GraphShape shape;
+        std::chrono::nanoseconds per_task;
+    };
+    using std::chrono::microseconds;
+    for (const Workload& w : {Workload{"wide_graph_100us", kWideGraph, microseconds(100)},
+                              Workload{"deep_graph_100us", kDeepGraph, microseconds(100)},
+                              Workload{"wide_graph_1us", kWideGraph, microseconds(1)},
+                              Workload{"deep_graph_1us", kDeepGraph, microseconds(1)}}) {
+        benchmark::RegisterBenchmark(
+            (std::string(w.name) + "/" + contender).c_str(),
+            [make, w](benchmark::State& state) {
+                auto graph = make(w.shape, iterations_for(w.per_task));
+                for (auto _ : state)
+                    graph->run();
+                state.SetItemsProcessed(state.iterations() * w.shape.stages * w.shape.width);
+            })
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime();
+    }
+}
+
+}  // namespace
+
+void register_benchmarks() {
+    register_graphs("lesson08", [](GraphShape shape, std::uint64_t iterations) {
+        return std::make_unique<Lesson08Graph>(bench_workers(), shape, iterations);
+    });
+    register_graphs("lesson08_1w", [](GraphShape shape, std::uint64_t iterations) {
+        return std::make_unique<Lesson08Graph>(1, shape, iterations);
+    });
+    register_graphs("lesson07", [](GraphShape shape, std::uint64_t iterations) {
+        return std::make_unique<Lesson07Stages>(shape, iterations);
+    });
+    register_graphs("sequential", [](GraphShape shape, std::uint64_t iterations) {
+        return std::make_unique<SequentialGraph>(shape, iterations);
+    });
+#if defined(WS_HAVE_TBB)
+    register_graphs("onetbb", [](GraphShape shape, std::uint64_t iterations) {
+        return std::make_unique<TbbFlowGraph>(shape, iterations);
+    });
+#endif
+}
+
+}  // namespace ws::bench
