@@ -142,3 +142,22 @@ TEST(Lesson08Ex2, TwoGraphsRunAtOnceFromTwoThreads) {
     b.run_and_check(pool);
     other.join();
 }
+
+TEST(Lesson08Ex2, AChainOfThreeReturnsWithinTwoSeconds) {
+    // Bounded: a successor that is never pushed fails here in two seconds, not by the watchdog.
+    auto pool = std::make_unique<ThreadPool>(2);
+    auto graph = std::make_unique<TaskGraph>();
+    static std::atomic<int> ran{0};  // static: a run that hangs outlives the test
+    ran = 0;
+    Node a = graph->emplace([] { ran.fetch_add(1); });
+    Node b = graph->emplace([] { ran.fetch_add(1); });
+    Node c = graph->emplace([] { ran.fetch_add(1); });
+    a.precede(b);
+    b.precede(c);
+    std::exception_ptr error;
+    ASSERT_TRUE(lesson08_test::run_returns_within(pool, graph, error))
+        << "run() of a chain a -> b -> c did not return (" << ran.load()
+        << " nodes ran): is every successor pushed when its last predecessor finishes?";
+    EXPECT_FALSE(error);
+    EXPECT_EQ(ran.load(), 3);
+}

@@ -72,3 +72,26 @@ TEST(Lesson08Ex3, AGraphRunsAgainFromInsideATask) {
             dag.run_and_check(pool);
     });
 }
+
+TEST(Lesson08Ex3, ASecondRunReturnsWithinTwoSeconds) {
+    // Bounded: a reset that leaves a counter wrong fails here in two seconds.
+    auto pool = std::make_unique<ThreadPool>(2);
+    auto graph = std::make_unique<TaskGraph>();
+    static std::atomic<int> ran{0};  // static: a run that hangs outlives the test
+    ran = 0;
+    Node a = graph->emplace([] { ran.fetch_add(1); });
+    Node b = graph->emplace([] { ran.fetch_add(1); });
+    Node c = graph->emplace([] { ran.fetch_add(1); });
+    Node d = graph->emplace([] { ran.fetch_add(1); });
+    a.precede(b);
+    a.precede(c);
+    d.succeed(b);
+    d.succeed(c);
+    for (int run_number = 1; run_number <= 2; ++run_number) {
+        std::exception_ptr error;
+        ASSERT_TRUE(lesson08_test::run_returns_within(pool, graph, error))
+            << "run " << run_number << " of the diamond did not return";
+        ASSERT_FALSE(error) << "run " << run_number;
+        EXPECT_EQ(ran.load(), 4 * run_number) << "after run " << run_number;
+    }
+}

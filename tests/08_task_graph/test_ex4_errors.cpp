@@ -93,6 +93,23 @@ TEST(Lesson08Ex4, ACycleDeepInALargeGraphIsFound) {
     expect_cycle_refused(std::move(graph), ran, {"node 99999", "node 50000", "node 7"});
 }
 
+TEST(Lesson08Ex4, ACycleMadeAfterARunIsFound) {
+    // The graph ran (and was found acyclic); an edge added afterwards closes a cycle.
+    auto graph = std::make_unique<TaskGraph>();
+    static std::atomic<int> ran{0};
+    Node a = graph->emplace([] { ran.fetch_add(1); }).name("first");
+    Node b = graph->emplace([] { ran.fetch_add(1); }).name("second");
+    a.precede(b);
+    {
+        ThreadPool pool(2);
+        ws::lesson08::run(pool, *graph);
+    }
+    ASSERT_EQ(ran.load(), 2);
+    ran = 0;
+    b.precede(a);
+    expect_cycle_refused(std::move(graph), ran, {"first", "second"});
+}
+
 TEST(Lesson08Ex4, AThrowingNodeCancelsTheNodesAfterIt) {
     // a -> b -> c -> d, b throws: c and d never start, run() rethrows b's exception.
     ThreadPool pool(2);
