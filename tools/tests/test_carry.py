@@ -137,6 +137,139 @@ class SyncTest(CarriedTree):
         self.assertIn("not an earlier lesson", str(ctx.exception))
 
 
+class GeneratedPoolTest(CarriedTree):
+    """Each lesson's pool grows out of the previous lesson's ([idea]), and each starter is its
+    solution with the answers taken out (starter patches)."""
+
+    POOLS = ["02_local_queues", "03_steal_half", "04_chase_lev", "05_parking", "06_injector",
+             "07_fork_join"]
+
+    def pool(self, folder, kind="solutions", file="thread_pool.cpp"):
+        return self.root / kind / folder / file
+
+    def test_a_one_line_change_to_lesson_02s_pool_reaches_lessons_03_to_07_and_their_starters(self):
+        # lesson 02's header is itself made from lesson 01's: the change is recorded first
+        header = self.pool("02_local_queues", file="thread_pool.hpp")
+        line = "    // pool's workers it would wait for itself, so it throws std::logic_error instead."
+        changed = line.replace("instead.", "instead (a one-line change).")
+        text = header.read_text()
+        self.assertEqual(text.count(line), 1)
+        header.write_text(text.replace(line, changed))
+        self.assertEqual(carry.record(2, "thread_pool.hpp", self.root),
+                         [self.root / "solutions/02_local_queues/idea/thread_pool.hpp.patch"])
+        written, failures = carry.sync(self.root)
+        self.assertEqual(failures, "")
+        for folder in self.POOLS:
+            for kind in ("solutions", "lessons"):
+                copy = self.pool(folder, kind, "thread_pool.hpp").read_text()
+                self.assertIn(changed, copy, (kind, folder))
+                self.assertNotIn(line + "\n", copy, (kind, folder))
+                if (kind, folder) != ("solutions", "02_local_queues"):
+                    self.assertIn(self.pool(folder, kind, "thread_pool.hpp"), written)
+        self.assertEqual(carry.drift(self.root), [])
+
+    def test_a_conflicting_change_names_the_stale_patch_and_the_fix(self):
+        patch = self.root / "solutions/03_steal_half/idea/thread_pool.cpp.patch"
+        # a line lesson 03's idea replaces: change it in lesson 02, and the patch cannot apply
+        removed = next(l[1:] for l in patch.read_text().splitlines()
+                       if l.startswith("-") and not l.startswith("---") and len(l) > 30)
+        source = self.pool("02_local_queues")
+        source.write_text(source.read_text().replace(removed, removed + "  // changed", 1))
+        old_03 = self.pool("03_steal_half").read_text()
+        written, failures = carry.sync(self.root)
+        self.assertIn("lesson 03, solutions/03_steal_half/thread_pool.cpp", failures)
+        self.assertIn("solutions/03_steal_half/idea/thread_pool.cpp.patch", failures)
+        self.assertIn("no longer matches", failures)
+        self.assertIn("Make lesson 02's change there by hand", failures)
+        self.assertIn("./workshop sync --record 3 solutions/03_steal_half/thread_pool.cpp",
+                      failures)
+        self.assertIn("wait for these", failures)  # lessons 04-07, made from lesson 03's
+        self.assertEqual(self.pool("03_steal_half").read_text(), old_03)
+        for folder in self.POOLS[1:]:
+            self.assertNotIn(self.pool(folder), written)
+        self.assertTrue(carry.drift(self.root))
+        # lesson 02's own starter takes that line out (it is an answer): the starter is right
+        self.assertIn("--record 2 lessons/02_local_queues/thread_pool.cpp", failures)
+        # the fix: lesson 03 replaces that line anyway, and lesson 02's starter takes it out,
+        # so both files stay as they are; record them
+        starter_02 = self.pool("02_local_queues", "lessons").read_text()
+        self.assertEqual(carry.record(3, "solutions/03_steal_half/thread_pool.cpp", self.root),
+                         [patch])
+        carry.record(2, "lessons/02_local_queues/thread_pool.cpp", self.root)
+        written, failures = carry.sync(self.root)
+        self.assertEqual(self.pool("02_local_queues", "lessons").read_text(), starter_02)
+        self.assertEqual(failures, "")
+        self.assertEqual(carry.drift(self.root), [])
+
+    def test_record_of_a_starter_keeps_the_edit_and_leaves_the_solution_alone(self):
+        starter = self.pool("03_steal_half", "lessons")
+        solution = self.pool("03_steal_half").read_text()
+        text = starter.read_text()
+        self.assertIn("// TODO(exercise 3): ", text)
+        starter.write_text(text.replace("// TODO(exercise 3): ", "// TODO(exercise 3): (edited) ",
+                                        1))
+        problems = carry.drift(self.root)
+        self.assertEqual(len(problems), 1, problems)
+        self.assertTrue(problems[0].startswith("lessons/03_steal_half/thread_pool.cpp:"))
+        self.assertIn("--record 3 lessons/03_steal_half/thread_pool.cpp", problems[0])
+        # the name alone records the copy that holds an edit: here, the starter only
+        self.assertEqual(carry.record(3, "thread_pool.cpp", self.root),
+                         [self.root / "solutions/03_steal_half/starter/thread_pool.cpp.patch"])
+        written, failures = carry.sync(self.root)
+        self.assertEqual((written, failures), ([], ""))
+        self.assertEqual(carry.drift(self.root), [])
+        self.assertIn("(edited)", starter.read_text())
+        self.assertEqual(self.pool("03_steal_half").read_text(), solution)
+
+    def test_an_edit_of_a_generated_solution_is_named_and_sync_keeps_the_text_it_replaces(self):
+        target = self.pool("05_parking")
+        edited = target.read_text().replace("#include", "// edited\n#include", 1)
+        target.write_text(edited)
+        problems = carry.drift(self.root)
+        self.assertTrue(problems[0].startswith("solutions/05_parking/thread_pool.cpp:"), problems)
+        self.assertIn("solutions/04_chase_lev/thread_pool.cpp + "
+                      "solutions/05_parking/idea/thread_pool.cpp.patch", problems[0])
+        written, failures = carry.sync(self.root)
+        self.assertIn(target, written)
+        self.assertEqual((self.root / carry.PREVIOUS_DIR / "solutions/05_parking/thread_pool.cpp")
+                         .read_text(), edited)
+
+    def test_every_starter_is_plain_code(self):
+        markers = ("@@ ", "+++ ", "--- ", "<<<<<<<", ">>>>>>>", "{{", "}}")
+        for s in carry.plan(ROOT):
+            for target in s.targets:
+                if target.parts[-3] != "lessons":
+                    continue
+                for number, line in enumerate(target.read_text().splitlines(), 1):
+                    self.assertFalse(line.startswith(markers) or "{{" in line or "}}" in line,
+                                     f"{target}:{number}: {line}")
+
+    def test_every_lessons_code_file_is_generated(self):
+        """Code in lessons/ is made from the solutions: hand-kept lines live there only."""
+        generated = {t for s in carry.plan(ROOT) for t in s.targets}
+        for lesson in ("00_warmup", "01_shared_queue", "02_local_queues", "03_steal_half",
+                       "04_chase_lev", "05_parking", "06_injector", "07_fork_join"):
+            for path in (ROOT / "lessons" / lesson).iterdir():
+                if path.suffix in (".hpp", ".cpp"):
+                    self.assertIn(path, generated, path)
+
+    def test_the_patches_apply_with_patch_fuzz_0_too(self):
+        if shutil.which("patch") is None:
+            self.skipTest("no patch command")
+        for s in carry.plan(ROOT):
+            if s.patch is None or s.carried is not None:
+                continue
+            r = subprocess.run(["patch", "--fuzz=0", "--quiet", "-o", "-", str(s.base),
+                                str(s.patch)], capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout, s.targets[0].read_text(), s.targets[0])
+
+    def test_a_damaged_patch_is_refused(self):
+        with self.assertRaises(carry.PatchError) as ctx:
+            carry.apply_patch("a\nb\n", "@@ -1,2 +1,2 @@\n a\n-b\n+c\n+d\n", "x.patch")
+        self.assertIn("damaged", str(ctx.exception))
+
+
 class SyncCommandTest(unittest.TestCase):
     def test_sync_check_passes_on_the_repository(self):
         r = subprocess.run([sys.executable, str(ROOT / "workshop"), "sync", "--check"], cwd=ROOT,
