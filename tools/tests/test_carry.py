@@ -277,6 +277,28 @@ class SyncCommandTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("starter and idea copies) match their source", r.stdout)
 
+    def test_a_stale_patch_fails_sync_with_its_fix_and_no_traceback(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            for d in ("lessons", "solutions", "tools"):
+                shutil.copytree(ROOT / d, root / d, ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copy2(ROOT / "workshop", root / "workshop")
+            patch = root / "solutions/03_steal_half/idea/thread_pool.cpp.patch"
+            removed = next(l[1:] for l in patch.read_text().splitlines()
+                           if l.startswith("-") and not l.startswith("---") and len(l) > 30)
+            source = root / "solutions/02_local_queues/thread_pool.cpp"
+            source.write_text(source.read_text().replace(removed, removed + "  // changed", 1))
+            r = subprocess.run([sys.executable, str(root / "workshop"), "sync"], cwd=root,
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+            self.assertIn("./workshop sync --record 3 solutions/03_steal_half/thread_pool.cpp",
+                          r.stderr)
+            self.assertNotIn("Traceback", r.stderr)
+            r = subprocess.run([sys.executable, str(root / "workshop"), "sync", "--check"],
+                               cwd=root, capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+            self.assertIn("solutions/03_steal_half/idea/thread_pool.cpp.patch", r.stdout)
+
     def test_record_of_a_file_that_is_not_carried_is_a_one_line_error(self):
         r = subprocess.run([sys.executable, str(ROOT / "workshop"), "sync", "--record", "4",
                             "nothing.hpp"], cwd=ROOT, capture_output=True, text=True, timeout=60)

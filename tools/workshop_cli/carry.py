@@ -432,9 +432,9 @@ def _record_targets(lesson: int, file: str, root: Path) -> list[tuple[Step, Path
     steps = [s for s in plan(root) if s.lesson == lesson]
     as_path = (root / file).resolve() if "/" in file else None
     found = [(s, s.targets[0]) for s in steps
-             if (s.targets[0] == as_path if as_path else s.file == file)]
+             if (s.targets[0].resolve() == as_path if as_path else s.file == file)]
     if not found and as_path:
-        found = [(s, t) for s in steps for t in s.targets if t == as_path]
+        found = [(s, t) for s in steps for t in s.targets if t.resolve() == as_path]
     if not found:
         raise UsageError(f"lesson {lesson:02d} generates no file named {file} (see its "
                          "lesson.toml: [idea], starter, given, [[carried]])")
