@@ -10,7 +10,7 @@ the others from it. A lesson's lesson.toml says which of its files are generated
 
   solutions/03_steal_half/FILE is solutions/02_local_queues/FILE with the patch
   solutions/03_steal_half/idea/FILE.patch applied, byte for byte: that patch is the lesson's
-  idea, and `diff -ru solutions/02_local_queues solutions/03_steal_half` shows just the patches.
+  idea (`diff -u` of the two files is the patch).
 
     starter = ["thread_pool.cpp", "worker_queue.hpp"]
 
@@ -352,11 +352,6 @@ def _failure_report(gen: Generation, root: Path) -> str:
                      + ", ".join(str(t.relative_to(root)) for t in waiting[:6])
                      + (", ..." if len(waiting) > 6 else "") + ")")
     return "\n".join(lines)
-
-
-def expected(c: Carried, root: Path = ROOT) -> str:
-    """What a carried copy must hold."""
-    return generate_all(root)[c.copies(root)[0]]
 
 
 def first_difference(actual: str, wanted: str) -> tuple[int, str, str]:
