@@ -65,6 +65,9 @@ TEST(Lesson06Ex3, ABatchReturnsTheOldestAndMovesTheNextOldest) {
 }
 
 TEST(Lesson06Ex3, BatchesAreBoundedAndDrainEverythingAcrossBlocks) {
+    // A batch that runs past its block waits for slots nobody writes: fail in seconds, not in the
+    // watchdog's default 30 (the test itself takes a millisecond).
+    ws::testing::set_deadline(5s * ws::testing::slowdown());
     Injector<int> q;
     ChaseLevDeque<int> dest;
     const int n = static_cast<int>(10 * kBlock + 7);
@@ -88,6 +91,11 @@ TEST(Lesson06Ex3, BatchesAreBoundedAndDrainEverythingAcrossBlocks) {
     EXPECT_LE(largest, kMaxBatch) << "a batch moved more than kMaxBatch items";
     EXPECT_LT(batches, static_cast<std::size_t>(n) / 2) << "batches of one item";
     EXPECT_TRUE(q.is_empty());
+    // Every block a batch finished was freed: a batch of n slots releases n reads.
+    EXPECT_LE(q.live_blocks(), 2u)
+        << q.live_blocks() << " blocks are still allocated after 10 blocks went through in "
+        << "batches: does a batch release one read per slot it took, and does the release that "
+           "completes a block free it?";
 }
 
 TEST(Lesson06Ex3, OneItemIsReturnedNotMoved) {

@@ -5,8 +5,10 @@
 // was freed (the explorer reports that as a use after free, and a free that does not happen
 // after every access to the block as a race on reclamation).
 //
-// What the explorer cannot see: the items themselves are plain memory, so a missing
-// release/acquire on a slot's `written` flag shows under ThreadSanitizer, not here.
+// What the explorer cannot see: plain memory. Items of type std::uint64_t are plain memory, so
+// a consumer that reads its slot before the producer wrote it, or without the release/acquire
+// pair on `written`, goes unseen in those scenarios; the scenarios with Tracked items below make
+// the item itself an atomic of the model, whose construction the explorer tracks.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -61,6 +63,22 @@ class Taken {
   private:
     std::array<int, kMaxItems> count_{};
 };
+
+// An item the explorer can see: its value is a model atomic, constructed in the slot by the
+// producer's push (a plain write, to the explorer) and read by the consumer's move. A consumer
+// that reads a slot nobody constructed an item in yet is reported as the use of an atomic that
+// was not created; one that reads it without happening after its construction (no
+// release/acquire pair on `written`) as a data race on initialisation.
+struct Tracked {
+    explicit Tracked(std::uint64_t v) noexcept : value(v) {}
+    // relaxed: a plain copy; whether this read may happen at all is what the explorer checks.
+    Tracked(Tracked&& other) noexcept : value(other.value.load(std::memory_order_relaxed)) {}
+    Tracked& operator=(Tracked&&) = delete;
+    std::uint64_t get() const noexcept { return value.load(std::memory_order_relaxed); }
+
+    ws::atomic<std::uint64_t> value;
+};
+using TrackedQueue = ws::lesson06::Injector<Tracked>;
 
 // Fills the queue up to just before the end of its first block, single-threaded (nothing to
 // explore there): pushes `kBlock - room` items and takes them all again, so that the next

@@ -2,6 +2,9 @@
 // positions, within one block and across a block boundary.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <string>
+
 #include <ws/model/explore.hpp>
 
 #include "../exercises.hpp"
@@ -42,5 +45,31 @@ TEST(Lesson06Ex1, ExplorerProducersCrossABlockBoundary) {
             taken.steal(q, 1);
         }
         taken.drain_and_check(q, first + 1);
+    }));
+}
+
+// A consumer that claims a position its producer has claimed but not yet written: it must wait
+// for the slot's `written` flag, and that flag must carry the item to it (release/acquire). The
+// items are Tracked: the explorer sees a read of a slot before its item was constructed, or
+// without happening after the construction.
+TEST(Lesson06Ex1, ExplorerAConsumerReadsOnlyAWrittenSlot) {
+    lesson06_model::expect_no_failure(ws::model::explore(lesson06_model::options(), [] {
+        lesson06_model::TrackedQueue q;
+        std::uint64_t got = 0;
+        {
+            ws::model::Thread producer([&] { q.push(lesson06_model::Tracked(7)); });
+            // Steals until it has the item (the producer runs on meanwhile, so it comes).
+            for (int i = 0; i < 3 && got == 0; ++i) {
+                auto s = q.steal();
+                if (s.is_success()) got = s.value().get();
+            }
+        }
+        if (got == 0) {
+            auto s = q.steal();
+            ws::model::check(s.is_success(), "the item pushed is not in the queue");
+            if (s.is_success()) got = s.value().get();
+        }
+        ws::model::check(got == 7, "took " + std::to_string(got) + ", not the item pushed (7)");
+        ws::model::check(q.steal().is_empty(), "an item was taken twice, or a phantom appeared");
     }));
 }
