@@ -10,10 +10,20 @@
 //   fence to `lock or`, clang 14 to `mfence`.
 // owner_push_pop_last: the same on an otherwise empty deque, so every pop takes the last item
 //   with a CAS (two locked instructions a pair).
+// <pattern>/lesson04_vs_floor: lesson 04's ChaseLevDeque<Payload*> against FloorChaseLev
+//   (floor_chase_lev.hpp, the smallest correct Chase-Lev of pointers) in three owner patterns:
+//   owner_alternating_empty (push, pop on an otherwise empty deque: every pop takes the last
+//   item), owner_burst_256 (256 pushes, then 256 pops) and owner_alternating_16_below (push, pop
+//   with 16 items below: no CAS). The two deques take turns in blocks of kPairsPerBlock pairs
+//   in one process; the counters are per push+pop pair: lesson04_ns and floor_ns (medians of
+//   the blocks) and ratio (the median of the ratios of neighbouring blocks), robust against a
+//   block that another process preempted. The goal is ratio <= 1.2 under g++ and clang:
+//   bench/owner_path.sh builds and runs both, and shows the generated code.
 // steal_1_thief: one thief steals a batch of 4096 items the owner pushed (the owner waits):
 //   the thief's CPU time per batch; items_per_second is steals per second.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -21,11 +31,13 @@
 #include <memory>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "03_steal_half/thread_pool.hpp"
 #include "04_chase_lev/chase_lev_deque.hpp"
 #include "04_chase_lev/thread_pool.hpp"
 #include "contenders.hpp"
+#include "floor_chase_lev.hpp"
 
 namespace ws::bench {
 namespace {
@@ -106,6 +118,104 @@ void floor_seq_cst_store(benchmark::State& state) {
     state.SetItemsProcessed(state.iterations());
 }
 
+// What the owner pushes in the lesson-against-floor patterns: pointers, as a pool's Task*.
+struct Payload {
+    std::uint64_t value;
+};
+
+std::uint64_t value_of(const Payload* p) {
+    return p != nullptr ? p->value : 0;
+}
+std::uint64_t value_of(const std::optional<Payload*>& p) {
+    return p ? (*p)->value : 0;
+}
+
+// The patterns, one noinline kernel each for both deques: each compiler decides for itself
+// whether to inline a deque's push and pop into it, as it would in a pool's worker loop.
+template <typename Deque>
+[[gnu::noinline]] std::uint64_t push_pop_pairs(Deque& d, Payload* items, int pairs) {
+    std::uint64_t sum = 0;
+    for (int i = 0; i < pairs; ++i) {
+        d.push(&items[i & 255]);
+        sum += value_of(d.pop());
+    }
+    return sum;
+}
+
+template <typename Deque>
+[[gnu::noinline]] std::uint64_t bursts_of_256(Deque& d, Payload* items, int pairs) {
+    std::uint64_t sum = 0;
+    for (int done = 0; done < pairs; done += 256) {
+        for (int i = 0; i < 256; ++i)
+            d.push(&items[i]);
+        for (int i = 0; i < 256; ++i)
+            sum += value_of(d.pop());
+    }
+    return sum;
+}
+
+enum class OwnerPattern { alternating_empty, burst_256, alternating_16_below };
+
+template <typename Deque>
+std::uint64_t run_pattern(OwnerPattern pattern, Deque& d, Payload* items, int pairs) {
+    return pattern == OwnerPattern::burst_256 ? bursts_of_256(d, items, pairs)
+                                              : push_pop_pairs(d, items, pairs);
+}
+
+double median_of(std::vector<double>& v) {
+    if (v.empty()) return 0;
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+}
+
+void lesson04_vs_floor(benchmark::State& state, OwnerPattern pattern) {
+    constexpr int kPairsPerBlock = 2048;  // a multiple of 256; some 20-50 us a block
+    static Payload items[256];
+    for (std::uint64_t i = 0; i < 256; ++i)
+        items[i].value = i + 1;
+    lesson04::ChaseLevDeque<Payload*> lesson(64);
+    auto floor = std::make_unique<FloorChaseLev<Payload>>();
+    if (pattern == OwnerPattern::alternating_16_below) {
+        for (std::uint64_t i = 0; i < 16; ++i) {
+            lesson.push(&items[i]);
+            floor->push(&items[i]);
+        }
+    }
+    std::uint64_t sum = run_pattern(pattern, lesson, items, kPairsPerBlock) +
+                        run_pattern(pattern, *floor, items, kPairsPerBlock);  // warm up, grow
+    using Clock = std::chrono::steady_clock;
+    const auto seconds_of = [&](auto& deque) {
+        const auto start = Clock::now();
+        sum += run_pattern(pattern, deque, items, kPairsPerBlock);
+        return std::chrono::duration<double>(Clock::now() - start).count();
+    };
+    std::vector<double> lesson_s, floor_s, ratios;
+    const auto expected = static_cast<std::size_t>(state.max_iterations);
+    lesson_s.reserve(expected);
+    floor_s.reserve(expected);
+    ratios.reserve(expected);
+    bool lesson_first = true;  // alternate which goes first, so neither always follows the other
+    for (auto _ : state) {
+        double l = 0, f = 0;
+        if (lesson_first) {
+            l = seconds_of(lesson);
+            f = seconds_of(*floor);
+        } else {
+            f = seconds_of(*floor);
+            l = seconds_of(lesson);
+        }
+        lesson_first = !lesson_first;
+        lesson_s.push_back(l);
+        floor_s.push_back(f);
+        ratios.push_back(l / f);
+    }
+    benchmark::DoNotOptimize(sum);
+    const double per_pair_ns = 1e9 / kPairsPerBlock;
+    state.counters["lesson04_ns"] = median_of(lesson_s) * per_pair_ns;
+    state.counters["floor_ns"] = median_of(floor_s) * per_pair_ns;
+    state.counters["ratio"] = median_of(ratios);
+}
+
 // CPU time of the calling thread, in seconds.
 double thread_cpu_seconds() {
     timespec ts{};
@@ -165,6 +275,15 @@ void register_benchmarks() {
     benchmark::RegisterBenchmark("owner_push_pop_last/lesson04",
                                  [](benchmark::State& s) { owner_push_pop(s, 0); });
     benchmark::RegisterBenchmark("steal_1_thief/lesson04", steal_one_thief)->UseManualTime();
+    benchmark::RegisterBenchmark(
+        "owner_alternating_empty/lesson04_vs_floor",
+        [](benchmark::State& s) { lesson04_vs_floor(s, OwnerPattern::alternating_empty); });
+    benchmark::RegisterBenchmark("owner_burst_256/lesson04_vs_floor", [](benchmark::State& s) {
+        lesson04_vs_floor(s, OwnerPattern::burst_256);
+    });
+    benchmark::RegisterBenchmark(
+        "owner_alternating_16_below/lesson04_vs_floor",
+        [](benchmark::State& s) { lesson04_vs_floor(s, OwnerPattern::alternating_16_below); });
 
     register_pool_workloads("lesson03",
                             [] { return std::make_unique<lesson03::ThreadPool>(bench_workers()); });

@@ -72,9 +72,12 @@ class ChaseLevDeque {
     ChaseLevDeque(const ChaseLevDeque&) = delete;
     ChaseLevDeque& operator=(const ChaseLevDeque&) = delete;
 
-    void push(T item);       // owner only
-    std::optional<T> pop();  // owner only; newest first (LIFO)
-    ws::Steal<T> steal();    // any thread; oldest first (FIFO)
+    // `inline` because they are defined below the class: g++ -O2 inlines a function not
+    // declared inline only when it is tiny, and as calls push and pop cost 1.5-2x (bench
+    // bench_lesson04, *_vs_floor; the generated code: lesson 04's solution page).
+    inline void push(T item);       // owner only
+    inline std::optional<T> pop();  // owner only; newest first (LIFO)
+    inline ws::Steal<T> steal();    // any thread; oldest first (FIFO)
 
     // Items inside; exact for the owner when no thief is active, approximate otherwise.
     std::size_t size() const noexcept {
