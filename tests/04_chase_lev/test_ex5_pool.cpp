@@ -104,6 +104,54 @@ TEST(Lesson04Ex5, AStealMovesABatchOneTaskAtATime) {
     EXPECT_EQ(s.executed(), 1u + kChildren);
 }
 
+TEST(Lesson04Ex5, ALoneTaskBehindABusyWorkerIsStolen) {
+    // A task spawns one child onto its worker's deque, then keeps that worker busy until the
+    // child has run: only the other, idle, worker can run it, by stealing it. "Half of what the
+    // victim holds" must round up: half of one task is that task.
+    ThreadPool pool(2);
+    std::atomic<bool> child_ran{false};
+    bool ran_while_parent_waited = false;  // written by the parent; wait_idle orders the read
+    pool.spawn([&] {
+        pool.spawn([&] { child_ran.store(true, std::memory_order_release); });
+        // An idle worker sleeps at most 8 ms between looks: 2 s is ample.
+        const auto deadline = std::chrono::steady_clock::now() + 2s * slowdown();
+        while (!child_ran.load(std::memory_order_acquire) &&
+               std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::yield();
+        }
+        ran_while_parent_waited = child_ran.load(std::memory_order_acquire);
+    });
+    pool.wait_idle();
+    EXPECT_TRUE(ran_while_parent_waited)
+        << "the idle worker never stole the only task of a busy worker's deque: does a visit "
+           "take (size + 1) / 2 tasks, rounded up, not size / 2?";
+}
+
+TEST(Lesson04Ex5, TasksSpawnedFromOutsideRunOldestFirst) {
+    // A thread that is not one of the pool's workers owns no deque: its tasks go to the shared
+    // queue, which hands them out oldest first. (Pushed onto a worker's deque instead, which
+    // only that worker may push onto, they would come back newest first.) The one worker is
+    // kept busy while the outside thread spawns, so the order is the queue's alone.
+    ThreadPool pool(1);
+    std::atomic<bool> started{false};
+    std::atomic<bool> go{false};
+    std::vector<int> log;  // only the one worker writes it; wait_idle orders the read
+    pool.spawn([&] {
+        started.store(true, std::memory_order_release);
+        while (!go.load(std::memory_order_acquire))
+            std::this_thread::yield();
+    });
+    while (!started.load(std::memory_order_acquire))
+        std::this_thread::yield();
+    for (int i = 1; i <= 5; ++i)
+        pool.spawn([&log, i] { log.push_back(i); });
+    go.store(true, std::memory_order_release);
+    pool.wait_idle();
+    EXPECT_EQ(log, (std::vector<int>{1, 2, 3, 4, 5}))
+        << "tasks spawned from outside the pool go to the shared queue (oldest first), never "
+           "onto a worker's deque: only its owner may push there";
+}
+
 TEST(Lesson04Ex5, EveryTaskRunsExactlyOnceWhileEveryWorkerStealsFromEveryOther) {
     // Four workers on two cores, deques that start at capacity 2 (so they grow), random trees
     // started from outside: every worker steals batches from every other, and stolen tasks get
