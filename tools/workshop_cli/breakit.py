@@ -4,6 +4,7 @@ reference solution (never to your files), builds it, runs the test that should c
 says what happened."""
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 
@@ -40,6 +41,8 @@ def list_patches(lesson: Lesson) -> int:
                     ["patch"] if e["file"] == p.file.name)
         rate = f"{meta.get('caught', '?')} of {meta.get('runs', '?')} runs"
         gated = "" if p.reliable else "  (not reliable on every machine: not gated)"
+        if p.explorer:
+            gated = f"\n    and by:    {p.explorer} (the interleaving explorer: every run)"
         print(f"\n  {p.name}\n    the bug:   {meta.get('bug', '')}\n    caught by: {p.test} "
               f"({p.preset} build; {rate}){gated}")
     return 0
@@ -67,6 +70,15 @@ def run_patch(lesson: Lesson, name: str) -> int:
             failed, output = r.returncode != 0, r.stdout + r.stderr
         except subprocess.TimeoutExpired:
             failed, output = True, "(timed out)"
+        if not failed and patch.explorer:
+            # A stress test finds the bug by luck; the explorer tries every schedule.
+            print(f"{patch.test} passed this time; running the explorer test {patch.explorer} "
+                  "...", flush=True)
+            exe = box.build(patch, patch.explorer_target, "default")
+            r = bi.run([str(exe), f"--gtest_filter={patch.explorer}"], box.dir, timeout=600)
+            if r.returncode != 0:
+                patch = dataclasses.replace(patch, test=patch.explorer)
+                failed, output = True, r.stdout + r.stderr
     except bi.Failure as e:
         raise UsageError(str(e)) from None
     finally:
