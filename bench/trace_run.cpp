@@ -111,17 +111,24 @@ int main(int argc, char** argv) try {
     ws::trace::Recorder recorder(o.workers);
     ws::trace::install(&recorder);
     ws::PoolStats stats;
+    std::int64_t window[2] = {0, 0};
     {
         Pool pool(o.workers);
         run(pool, o.workload);
         pool.wait_idle();
+        // The workers may go on looking for work (and counting steal attempts) while stats()
+        // reads: the window says which events it can have seen.
+        window[0] = recorder.now_ns();
         stats = pool.stats();
+        window[1] = recorder.now_ns();
     }  // the workers have ended: their lanes are ours to read
     ws::trace::install(nullptr);
     std::ofstream file(o.out);
     std::ostringstream other;
     other << R"("lesson":")" << WS_TRACE_LESSON_NAME << R"(","workload":")" << o.workload << R"(",)"
-          << stats_json(stats);
+          << stats_json(stats) << R"(,"stats_window_us":[)"
+          << static_cast<double>(window[0]) / 1000.0 << ","
+          << static_cast<double>(window[1]) / 1000.0 << "]";
     ws::trace::write_chrome_trace(file, recorder, other.str());
     if (!file) throw std::runtime_error("cannot write " + o.out);
     return 0;

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include <ws/not_implemented.hpp>
+#include <ws/trace.hpp>
 
 namespace ws::lesson01 {
 
@@ -32,6 +33,7 @@ void ThreadPool::spawn(Task task) {
 
 void ThreadPool::worker_loop(std::size_t index) {
     tl_current_pool = this;
+    WS_TRACE_WORKER(index);  // ./workshop trace: this worker's lane of the timeline
     // TODO(exercise 1): this worker runs queued tasks (through run_task), each task on exactly
     // one worker, sleeps without using the CPU while there are none, and leaves once the pool
     // is stopping. Rules: never hold mutex_ while a task runs (it may spawn, and the other workers
@@ -45,8 +47,10 @@ void ThreadPool::run_task(Task& task, std::size_t index) {
     // first exception since the last wait_idle is kept for wait_idle. Rules: a task may throw
     // anything; a task that threw is finished like any other. Checked by Lesson01Ex4.
     // (As given, an exception escapes the worker thread and ends the process.)
+    WS_TRACE_EVENT(task_begin);
     task();
     task.reset();  // destroy the captures before the task counts as finished
+    WS_TRACE_EVENT(task_end);
     std::lock_guard lock(mutex_);
     ++executed_[index];
     // TODO(exercise 2): from here the task is finished: it no longer counts as pending, and if

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include <ws/not_implemented.hpp>
+#include <ws/trace.hpp>
 
 namespace ws::lesson02 {
 
@@ -80,6 +81,7 @@ void ThreadPool::report_finished(std::size_t index) {
 
 void ThreadPool::worker_loop(std::size_t index) {
     tl_worker = {this, index};
+    WS_TRACE_WORKER(index);   // ./workshop trace: this worker's lane of the timeline
     XorShift rng(index + 1);  // this worker's own generator: no shared RNG state to fight over
     unsigned idle_rounds = 0;
     for (;;) {
@@ -142,12 +144,14 @@ void ThreadPool::backoff(unsigned idle_rounds) {
 
 void ThreadPool::run_task(Task& task, std::size_t index) {
     std::exception_ptr error;
+    WS_TRACE_EVENT(task_begin);
     try {
         task();
     } catch (...) {
         error = std::current_exception();  // never let it escape: it would kill the worker
     }
     task.reset();  // destroy the captures before the task counts as finished
+    WS_TRACE_EVENT(task_end);
     if (error) {
         std::lock_guard lock(mutex_);
         if (!first_error_) first_error_ = error;

@@ -23,6 +23,8 @@
 #include <type_traits>
 #include <utility>
 
+#include <ws/trace.hpp>
+
 #include "thread_pool.hpp"
 
 namespace ws::lesson08 {
@@ -36,6 +38,7 @@ namespace detail {
 template <typename Done>
 void help_until(ThreadPool& pool, Done done) {
     unsigned empty_rounds = 0;
+    WS_TRACE_EVENT(help_begin);
     while (!done()) {
         if (pool.try_run_one()) {
             empty_rounds = 0;
@@ -45,6 +48,7 @@ void help_until(ThreadPool& pool, Done done) {
             std::this_thread::yield();
         }
     }
+    WS_TRACE_EVENT(help_end);
 }
 // ANCHOR_END: help_until
 

@@ -8,6 +8,8 @@
 #include <system_error>
 #include <utility>
 
+#include <ws/trace.hpp>
+
 namespace ws::lesson09 {
 
 thread_local ThreadPool::Worker* ThreadPool::tl_worker_ = nullptr;
@@ -193,13 +195,16 @@ bool ThreadPool::take_back(Job* job) {
 
 void ThreadPool::run_job(Worker& me, Job* job) {
     bump(me.executed);
+    WS_TRACE_EVENT(task_begin);
     job->run(job);  // may free the job or release a joiner: not touched afterwards
+    WS_TRACE_EVENT(task_end);
 }
 
 // ANCHOR: worker_loop
 void ThreadPool::worker_loop(std::size_t index) {
     Worker& me = *workers_[index];
     tl_worker_ = &me;
+    WS_TRACE_WORKER(index);  // ./workshop trace: this worker's lane of the timeline
     bool searching = false;
     bool stop_seen = false;  // saw the pool stopping: the draining rule below
     // Looks for work `rounds` times, with a short pause before each look.
@@ -250,7 +255,9 @@ void ThreadPool::worker_loop(std::size_t index) {
             stop_seen = true;
             continue;  // one more whole search
         }
+        WS_TRACE_EVENT(park);
         parker_.park([this] { return has_work_anywhere(); });  // announce, recheck, sleep
+        WS_TRACE_EVENT(wake);
     }
     tl_worker_ = nullptr;
 }
@@ -276,6 +283,7 @@ Job* ThreadPool::take_injector(Worker& me) {
         auto got = injector_.steal_batch_and_pop(me.deque);
         if (got.is_success()) {
             bump(me.injector_takes);
+            WS_TRACE_EVENT(injector_take);
             return got.value();
         }
         if (got.is_empty()) return nullptr;
@@ -303,8 +311,10 @@ Job* ThreadPool::steal(Worker& me) {
                 // the biggest piece of its split, and taking its smaller siblings too would
                 // leave the victim with nothing.
                 if (got.value()->run == &run_spawned) steal_more(me, victim);
+                WS_TRACE_EVENT(steal, victim.index, 1);  // (steal_more's extra jobs: in stats())
                 return got.value();
             }
+            WS_TRACE_EVENT(steal, victim.index, 0);
             lost_a_race = lost_a_race || got.is_retry();
         }
         if (!lost_a_race) break;  // every deque was empty: another round would find nothing

@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include <ws/trace.hpp>
+
 namespace ws::lesson01 {
 
 namespace {
@@ -34,11 +36,14 @@ void ThreadPool::spawn(Task task) {
 // ANCHOR: worker_loop
 void ThreadPool::worker_loop(std::size_t index) {
     tl_current_pool = this;
+    WS_TRACE_WORKER(index);  // ./workshop trace: this worker's lane of the timeline
     std::unique_lock lock(mutex_);
     for (;;) {
         // Sleep until there is work or we are told to stop; the predicate also guards
         // against spurious wake-ups. Never spin: an idle pool must not burn a core.
+        WS_TRACE_EVENT(park);
         work_available_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+        WS_TRACE_EVENT(wake);
         // Draining rule: stop only once the queue is empty, so no queued task is lost.
         if (queue_.empty()) return;
         Task task = std::move(queue_.front());
@@ -53,12 +58,14 @@ void ThreadPool::worker_loop(std::size_t index) {
 // ANCHOR: run_task
 void ThreadPool::run_task(Task& task, std::size_t index) {
     std::exception_ptr error;
+    WS_TRACE_EVENT(task_begin);
     try {
         task();
     } catch (...) {
         error = std::current_exception();  // never let it escape: it would kill the worker
     }
     task.reset();  // destroy the captures before the task counts as finished
+    WS_TRACE_EVENT(task_end);
     std::lock_guard lock(mutex_);
     if (error && !first_error_) first_error_ = error;
     ++executed_[index];

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include <ws/trace.hpp>
+
 namespace ws::lesson03 {
 
 namespace {
@@ -101,6 +103,7 @@ void ThreadPool::report_finished(std::size_t index) {
 // ANCHOR: worker_loop
 void ThreadPool::worker_loop(std::size_t index) {
     tl_worker = {this, index};
+    WS_TRACE_WORKER(index);   // ./workshop trace: this worker's lane of the timeline
     XorShift rng(index + 1);  // this worker's own generator: no shared RNG state to fight over
     unsigned idle_rounds = 0;
     for (;;) {
@@ -150,7 +153,9 @@ std::optional<Task> ThreadPool::steal(std::size_t thief, XorShift& rng) {
         const std::size_t victim = (thief + 1 + (first + k) % (n - 1)) % n;  // never the thief
         // Relaxed counters: only this thread writes them; stats() reads a snapshot.
         me.steal_attempts.fetch_add(1, std::memory_order_relaxed);
-        if (const std::size_t moved = workers_[victim]->queue.steal_half_into(me.queue)) {
+        const std::size_t moved = workers_[victim]->queue.steal_half_into(me.queue);
+        WS_TRACE_EVENT(steal, victim, moved);
+        if (moved != 0) {
             me.steals.fetch_add(1, std::memory_order_relaxed);
             me.stolen_tasks.fetch_add(moved, std::memory_order_relaxed);
             // Run one of the batch now, like any task of our own (newest first). Another thief
@@ -170,19 +175,23 @@ void ThreadPool::backoff(unsigned idle_rounds) {
         return;
     }
     const unsigned doublings = std::min(idle_rounds - kSpinRounds - kYieldRounds, 9u);
+    WS_TRACE_EVENT(park);
     std::this_thread::sleep_for(std::min(kMinSleep * (1u << doublings), kMaxSleep));
+    WS_TRACE_EVENT(wake);
 }
 // ANCHOR_END: backoff
 
 // ANCHOR: run_task
 void ThreadPool::run_task(Task& task, std::size_t index) {
     std::exception_ptr error;
+    WS_TRACE_EVENT(task_begin);
     try {
         task();
     } catch (...) {
         error = std::current_exception();  // never let it escape: it would kill the worker
     }
     task.reset();  // destroy the captures before the task counts as finished
+    WS_TRACE_EVENT(task_end);
     if (error) {
         std::lock_guard lock(mutex_);
         if (!first_error_) first_error_ = error;

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include <ws/trace.hpp>
+
 namespace ws::lesson04 {
 
 namespace {
@@ -88,6 +90,7 @@ void ThreadPool::spawn(Task task) {
 // ANCHOR: worker_loop
 void ThreadPool::worker_loop(std::size_t index) {
     tl_worker = {this, index};
+    WS_TRACE_WORKER(index);   // ./workshop trace: this worker's lane of the timeline
     XorShift rng(index + 1);  // this worker's own generator: no shared RNG state to fight over
     unsigned idle_rounds = 0;
     for (;;) {
@@ -183,6 +186,7 @@ Task* ThreadPool::steal_batch(Worker& victim, Worker& me) {
         me.steals.fetch_add(1, std::memory_order_relaxed);  // a batch counts once
         me.stolen_tasks.fetch_add(moved, std::memory_order_relaxed);
     }
+    WS_TRACE_EVENT(steal, -1, moved);  // the victim is not known here: -1
     return first;
 }
 // ANCHOR_END: steal_batch
@@ -195,19 +199,23 @@ void ThreadPool::backoff(unsigned idle_rounds) {
         return;
     }
     const unsigned doublings = std::min(idle_rounds - kSpinRounds - kYieldRounds, 9u);
+    WS_TRACE_EVENT(park);
     std::this_thread::sleep_for(std::min(kMinSleep * (1u << doublings), kMaxSleep));
+    WS_TRACE_EVENT(wake);
 }
 // ANCHOR_END: backoff
 
 // ANCHOR: run_task
 void ThreadPool::run_task(Task& task, std::size_t index) {
     std::exception_ptr error;
+    WS_TRACE_EVENT(task_begin);
     try {
         task();
     } catch (...) {
         error = std::current_exception();  // never let it escape: it would kill the worker
     }
     task.reset();  // destroy the captures before the task counts as finished
+    WS_TRACE_EVENT(task_end);
     if (error) {
         std::lock_guard lock(mutex_);
         if (!first_error_) first_error_ = error;

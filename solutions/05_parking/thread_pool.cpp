@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include <ws/trace.hpp>
+
 namespace ws::lesson05 {
 
 namespace {
@@ -82,6 +84,7 @@ void ThreadPool::spawn(Task task) {
 // ANCHOR: worker_loop
 void ThreadPool::worker_loop(std::size_t index) {
     tl_worker = {this, index};
+    WS_TRACE_WORKER(index);   // ./workshop trace: this worker's lane of the timeline
     XorShift rng(index + 1);  // this worker's own generator: no shared RNG state to fight over
     bool searching = false;
     bool stop_seen = false;  // saw the pool stopping: the draining rule below
@@ -200,6 +203,7 @@ Task* ThreadPool::steal_batch(Worker& victim, Worker& me) {
         me.steals.fetch_add(1, std::memory_order_relaxed);  // a batch counts once
         me.stolen_tasks.fetch_add(moved, std::memory_order_relaxed);
     }
+    WS_TRACE_EVENT(steal, -1, moved);  // the victim is not known here: -1
     return first;
 }
 // ANCHOR_END: steal_batch
@@ -222,11 +226,13 @@ bool ThreadPool::has_work_anywhere() const noexcept {
 
 void ThreadPool::park() {
     const auto recheck = [this] { return has_work_anywhere(); };
+    WS_TRACE_EVENT(park);  // a park whose recheck finds work returns at once: a short slice
     if (config_.naive_parking) {
         naive_parker_.park(recheck);
     } else {
         parker_.park(recheck);
     }
+    WS_TRACE_EVENT(wake);
 }
 
 // After a task was published: wake a sleeper if the parker says so.
@@ -242,12 +248,14 @@ void ThreadPool::wake_one() {
 // ANCHOR: run_task
 void ThreadPool::run_task(Task& task, std::size_t index) {
     std::exception_ptr error;
+    WS_TRACE_EVENT(task_begin);
     try {
         task();
     } catch (...) {
         error = std::current_exception();  // never let it escape: it would kill the worker
     }
     task.reset();  // destroy the captures before the task counts as finished
+    WS_TRACE_EVENT(task_end);
     if (error) {
         std::lock_guard lock(mutex_);
         if (!first_error_) first_error_ = error;

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include <ws/trace.hpp>
+
 namespace ws::lesson06 {
 
 namespace {
@@ -86,6 +88,7 @@ void ThreadPool::spawn(Task task) {
 // ANCHOR: worker_loop
 void ThreadPool::worker_loop(std::size_t index) {
     tl_worker = {this, index};
+    WS_TRACE_WORKER(index);   // ./workshop trace: this worker's lane of the timeline
     XorShift rng(index + 1);  // this worker's own generator: no shared RNG state to fight over
     bool searching = false;
     bool stop_seen = false;  // saw the pool stopping: the draining rule below
@@ -149,6 +152,7 @@ std::unique_ptr<Task> ThreadPool::take_injector(std::size_t index) {
         if (got.is_success()) {
             // relaxed: a counter only this thread writes; stats() reads a snapshot.
             me.injector_takes.fetch_add(1, std::memory_order_relaxed);
+            WS_TRACE_EVENT(injector_take);
             return std::unique_ptr<Task>(got.value());
         }
         if (got.is_empty()) return nullptr;
@@ -213,6 +217,7 @@ Task* ThreadPool::steal_batch(Worker& victim, Worker& me) {
         me.steals.fetch_add(1, std::memory_order_relaxed);  // a batch counts once
         me.stolen_tasks.fetch_add(moved, std::memory_order_relaxed);
     }
+    WS_TRACE_EVENT(steal, -1, moved);  // the victim is not known here: -1
     return first;
 }
 // ANCHOR_END: steal_batch
@@ -234,7 +239,9 @@ bool ThreadPool::has_work_anywhere() const noexcept {
 }
 
 void ThreadPool::park() {
+    WS_TRACE_EVENT(park);  // a park whose recheck finds work returns at once: a short slice
     parker_.park([this] { return has_work_anywhere(); });
+    WS_TRACE_EVENT(wake);
 }
 
 // After a task was published: wake a sleeper unless nobody sleeps or somebody searches.
@@ -246,12 +253,14 @@ void ThreadPool::wake_one() {
 // ANCHOR: run_task
 void ThreadPool::run_task(Task& task, std::size_t index) {
     std::exception_ptr error;
+    WS_TRACE_EVENT(task_begin);
     try {
         task();
     } catch (...) {
         error = std::current_exception();  // never let it escape: it would kill the worker
     }
     task.reset();  // destroy the captures before the task counts as finished
+    WS_TRACE_EVENT(task_end);
     if (error) {
         std::lock_guard lock(mutex_);
         if (!first_error_) first_error_ = error;

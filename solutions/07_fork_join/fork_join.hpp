@@ -21,6 +21,8 @@
 #include <type_traits>
 #include <utility>
 
+#include <ws/trace.hpp>
+
 #include "thread_pool.hpp"
 
 namespace ws::lesson07 {
@@ -34,6 +36,7 @@ namespace detail {
 template <typename Done>
 void help_until(ThreadPool& pool, Done done) {
     unsigned empty_rounds = 0;
+    WS_TRACE_EVENT(help_begin);
     while (!done()) {
         if (pool.try_run_one()) {
             empty_rounds = 0;
@@ -43,6 +46,7 @@ void help_until(ThreadPool& pool, Done done) {
             std::this_thread::yield();
         }
     }
+    WS_TRACE_EVENT(help_end);
 }
 // ANCHOR_END: help_until
 

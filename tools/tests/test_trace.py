@@ -1,7 +1,11 @@
 """Tests of ./workshop trace: the summary and consistency checks on traces made by hand, the
-refusals that come before any build."""
+refusals that come before any build, and (slow) a traced run of lesson 07's reference pool whose
+events must agree with its stats() and follow the Chrome trace format."""
+import json
+import os
 import subprocess
 import sys
+import tempfile
 import unittest
 from pathlib import Path
 
@@ -118,6 +122,22 @@ class RefusalsTest(unittest.TestCase):
             self.assertEqual(r.returncode, 2, (args, r.stdout, r.stderr))
             self.assertIn(said, r.stderr, args)
             self.assertNotIn("Traceback", r.stderr, args)
+
+
+@unittest.skipUnless(os.environ.get("WS_SLOW_TESTS", "1") == "1", "WS_SLOW_TESTS=0")
+class TracedRunTest(unittest.TestCase):
+    def test_lesson_07_on_the_imbalanced_workload_agrees_with_its_stats(self):
+        with tempfile.TemporaryDirectory() as out:
+            r = workshop("trace", "7", "--solution", "--workload", "imbalanced", "--out", out,
+                         timeout=900)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            data = json.loads((Path(out) / "trace.json").read_text())
+            self.assertEqual(format_problems(data), [])
+            lanes, _, problems = trace.summarize(data)
+            self.assertEqual(problems, [])
+            self.assertEqual(sum(lane.tasks for lane in lanes), 20_000 + 1)
+            self.assertIn("<svg", (Path(out) / "timeline.svg").read_text())
+            self.assertIn("longest idle", r.stdout)
 
 
 if __name__ == "__main__":

@@ -39,7 +39,11 @@ function readTrace(trace) {
     }
   }
   const workers = trace.traceEvents.filter((e) => e.ph === 'M' && e.name === 'thread_name').length;
-  return { slices, instants, workers, end };
+  // The run: from the first task's start to the last task's end, as ./workshop trace sums it up.
+  const tasks = slices.filter((s) => s.name === 'task');
+  const start = tasks.length ? Math.min(...tasks.map((s) => s.start)) : 0;
+  if (tasks.length) end = Math.max(...tasks.map((s) => s.end));
+  return { slices, instants, workers, start, end };
 }
 
 /** Intervals of one lane and name merged where the gap is under `gap` µs. */
@@ -67,22 +71,24 @@ function merge(slices, gap) {
 }
 
 function timelineSpec(trace, title) {
-  const { slices, instants, workers, end } = readTrace(trace);
-  const pixel = Math.max(end, 1) / WIDTH;
-  const bars = merge(slices, pixel).map((s) => ({ ...s, lane: `worker ${s.worker}`, ms0: s.start / 1000, ms1: Math.max(s.end, s.start + pixel) / 1000 }));
+  const { slices, instants, workers, start, end } = readTrace(trace);
+  const pixel = Math.max(end - start, 1) / WIDTH;
+  const clip = (t) => Math.min(Math.max(t, start), end);
+  const bars = merge(slices, pixel).filter((s) => s.end > start && s.start < end)
+    .map((s) => ({ ...s, lane: `worker ${s.worker}`, ms0: (clip(s.start) - start) / 1000, ms1: (clip(Math.max(s.end, s.start + pixel)) - start) / 1000 }));
   const seen = new Set();
   const steals = [];
   for (const i of instants) {
-    if (i.name !== 'steal' || !(i.got > 0)) continue;
+    if (i.name !== 'steal' || !(i.got > 0) || i.t < start || i.t > end) continue;
     const key = `${i.worker} ${Math.floor(i.t / pixel)}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    steals.push({ lane: `worker ${i.worker}`, ms: i.t / 1000 });
+    steals.push({ lane: `worker ${i.worker}`, ms: (i.t - start) / 1000 });
   }
   const lanes = Array.from({ length: workers }, (_, w) => `worker ${w}`);
   const colour = PALETTE[trace.otherData && trace.otherData.lesson] || '#4e79a7';
   const y = { field: 'lane', type: 'nominal', sort: lanes, title: null, scale: { domain: lanes, paddingInner: 0.25 } };
-  const x = { field: 'ms0', type: 'quantitative', title: 'time (ms)', scale: { domain: [0, end / 1000] } };
+  const x = { field: 'ms0', type: 'quantitative', title: 'time (ms)', scale: { domain: [0, (end - start) / 1000] } };
   const layer = (name, mark) => ({ transform: [{ filter: `datum.name === '${name}'` }], mark, encoding: { y, x, x2: { field: 'ms1' } } });
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
@@ -99,7 +105,7 @@ function timelineSpec(trace, title) {
       ] },
       { data: { values: steals.length ? steals : [{ lane: lanes[0], ms: -1 }] },
         transform: [{ filter: 'datum.ms >= 0' }],
-        mark: { type: 'tick', orient: 'vertical', color: '#222222', thickness: 1, yOffset: -10, size: 8 },
+        mark: { type: 'tick', orient: 'vertical', color: '#b22222', thickness: 2, yOffset: -12, size: 8 },
         encoding: { y, x: { field: 'ms', type: 'quantitative' } } },
     ],
   };

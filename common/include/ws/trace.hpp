@@ -43,8 +43,7 @@ struct Event {
 
 class Lane {
   public:
-    Lane(std::size_t capacity, std::chrono::steady_clock::time_point start)
-        : events_(capacity), start_(start) {}
+    explicit Lane(std::size_t capacity) : events_(capacity) {}
 
     void record(What what, std::int32_t a, std::int32_t b) noexcept {
         if (size_ == events_.size()) {
@@ -63,6 +62,7 @@ class Lane {
     std::uint64_t dropped() const noexcept { return dropped_; }
 
   private:
+    friend class Recorder;
     std::vector<Event> events_;
     std::size_t size_ = 0;
     std::uint64_t dropped_ = 0;
@@ -71,11 +71,21 @@ class Lane {
 
 class Recorder {
   public:
-    explicit Recorder(std::size_t workers, std::size_t events_per_worker = std::size_t{1} << 20)
-        : start_(std::chrono::steady_clock::now()) {
+    explicit Recorder(std::size_t workers, std::size_t events_per_worker = std::size_t{1} << 20) {
         lanes_.reserve(workers);
         for (std::size_t i = 0; i < workers; ++i)
-            lanes_.emplace_back(events_per_worker, start_);
+            lanes_.emplace_back(events_per_worker);
+        // Time 0 once the lanes exist: allocating them takes tens of milliseconds.
+        start_ = std::chrono::steady_clock::now();
+        for (Lane& lane : lanes_)
+            lane.start_ = start_;
+    }
+
+    // Nanoseconds since time 0, on the clock of the events.
+    std::int64_t now_ns() const {
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::steady_clock::now() - start_)
+            .count();
     }
 
     std::size_t workers() const noexcept { return lanes_.size(); }
@@ -111,8 +121,11 @@ inline void attach_worker(std::size_t index) noexcept {
     detail::this_threads_lane() = r != nullptr && index < r->workers() ? &r->lane(index) : nullptr;
 }
 
-inline void record(What what, std::int32_t a = -1, std::int32_t b = 0) noexcept {
-    if (Lane* lane = detail::this_threads_lane()) lane->record(what, a, b);
+// a and b as the event defines them (a victim, a count): any integer type, stored as 32 bits.
+template <typename A = int, typename B = int>
+void record(What what, A a = -1, B b = 0) noexcept {
+    if (Lane* lane = detail::this_threads_lane())
+        lane->record(what, static_cast<std::int32_t>(a), static_cast<std::int32_t>(b));
 }
 
 // The recorder's events in the Chrome Trace Event format (JSON; Perfetto and chrome://tracing
