@@ -344,8 +344,8 @@ inline void TaskGraph::check_linkable(const NodeState& from, const NodeState& to
 // Safe default until exercise 4: checks nothing (a graph with a cycle then never finishes).
 inline void TaskGraph::check_acyclic() {
     // TODO(exercise 4): a graph with a cycle is refused with std::invalid_argument naming at
-    // least one node on the cycle, before any node runs. Rules: the check must not recurse
-    // once per node (a chain of 100,000 nodes would overflow the stack); check again only
+    // least one node on the cycle, before any node runs. Rules: graphs are large (a chain of
+    // 100,000 nodes is a test), so no recursion as deep as the longest path; check again only
     // after nodes or edges changed (acyclic_). Checked by Lesson08Ex4.
 }
 // ANCHOR_END: check_acyclic

@@ -337,8 +337,9 @@ inline void TaskGraph::check_linkable(const NodeState& from, const NodeState& to
 // ANCHOR_END: check_linkable
 
 // ANCHOR: check_acyclic
-// Depth-first search without recursion (a chain of 100,000 nodes would overflow the stack):
-// a node still on the search path that is reached again closes a cycle.
+// Depth-first search with a stack of its own (recursion would need a thread stack frame per
+// node of the longest path): a node still on the search path that is reached again closes a
+// cycle.
 inline void TaskGraph::check_acyclic() {
     if (acyclic_) return;
     enum : std::uint8_t { kNew, kOnPath, kDone };

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -125,19 +126,36 @@ void on_worker(ThreadPool& pool, F body) {
     pool.wait_idle();
 }
 
+// What a bounded run threw, as text: the exception stays on the thread that ran the call (an
+// exception object released there after the test has moved on is a race TSan reports through
+// libstdc++'s uninstrumented reference count).
+struct RunOutcome {
+    bool threw = false;
+    bool invalid_argument = false;
+    std::string what;
+};
+
 // run(pool, graph) bounded by `seconds` (scaled for sanitizers): false if it did not return.
 // A run that hangs is left behind, and so are the pool and the graph it uses (leaked, so that
 // no destructor waits for it).
 inline bool run_returns_within(std::unique_ptr<ThreadPool>& pool, std::unique_ptr<TaskGraph>& graph,
-                               std::exception_ptr& error, int seconds = 2) {
-    ws::testing::DetachedCall call(
-        [p = pool.get(), g = graph.get()] { ws::lesson08::run(*p, *g); });
+                               RunOutcome& outcome, int seconds = 2) {
+    auto result = std::make_shared<RunOutcome>();
+    ws::testing::DetachedCall call([p = pool.get(), g = graph.get(), result] {
+        try {
+            ws::lesson08::run(*p, *g);
+        } catch (const std::invalid_argument& e) {
+            *result = {true, true, e.what()};
+        } catch (const std::exception& e) {
+            *result = {true, false, e.what()};
+        }
+    });
     if (!call.wait_for(std::chrono::seconds(seconds * ws::testing::slowdown()))) {
         (void)pool.release();
         (void)graph.release();
         return false;
     }
-    error = call.error();
+    outcome = *result;  // written before the call returned: wait_for's mutex orders it
     return true;
 }
 

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <thread>
@@ -95,6 +96,87 @@ TEST(Lesson08Ex2, ASuccessorSeesWhatEveryPredecessorWrote) {
     }
 }
 
+TEST(Lesson08Ex2, ASuccessorSeesTheWritesOfAPredecessorThatDidNotPushIt) {
+    // Sources `late` and `writer`; `reader` after both. `writer` writes plain data and
+    // decrements reader's counter first; its other successor, `hold`, then keeps writer's
+    // worker busy until the reader has run, so that worker makes no other synchronisation. `late`
+    // waits until `hold` has started, so its decrement is the last: its worker pushes `reader`
+    // and runs it at once. The writer's data reaches the reader only through the counter, so a
+    // decrement too weak to carry it is a data race TSan reports. (start pushes late, then
+    // writer: the caller's worker pops writer, the other steals late.)
+    ThreadPool pool(2);
+    const auto deadline = [] {
+        return std::chrono::steady_clock::now() + std::chrono::seconds(5 * ws::testing::slowdown());
+    };
+    for (int round = 0; round < 20; ++round) {
+        TaskGraph graph;
+        std::vector<int> data(16, 0);
+        int seen = 0;
+        std::atomic<bool> hold_started{false}, reader_done{false};
+        // relaxed flags: they must add no synchronisation of their own
+        Node late = graph.emplace([&] {
+            const auto until = deadline();
+            while (!hold_started.load(std::memory_order_relaxed) &&
+                   std::chrono::steady_clock::now() < until)
+                std::this_thread::yield();
+        });
+        Node writer = graph.emplace([&] {
+            for (int& d : data)
+                d = 1;
+        });
+        Node reader = graph.emplace([&] {
+            for (int d : data)
+                seen += d;
+            reader_done.store(true, std::memory_order_relaxed);
+        });
+        Node hold = graph.emplace([&] {
+            hold_started.store(true, std::memory_order_relaxed);
+            const auto until = deadline();
+            while (!reader_done.load(std::memory_order_relaxed) &&
+                   std::chrono::steady_clock::now() < until)
+                std::this_thread::yield();
+        });
+        writer.precede(reader);  // first: the writer decrements reader's counter before hold's
+        writer.precede(hold);
+        late.precede(reader);
+        run(pool, graph);
+        ASSERT_EQ(seen, 16) << "round " << round;
+    }
+}
+
+TEST(Lesson08Ex2, PredecessorsThatFinishTogetherPushTheSuccessorOnce) {
+    // Two predecessors leave their tasks at the same moment (a spin barrier), so their
+    // decrements of the successor's counter race; exactly one of them may push it. As many
+    // rounds as fit in four seconds (up to 5000), because the window of a wrong protocol is a
+    // few instructions wide; from inside a task, so that a round costs no wake-up of the caller.
+    ThreadPool pool(2);
+    int rounds = 0, twice = 0, never = 0;
+    on_worker(pool, [&] {
+        const auto stop = std::chrono::steady_clock::now() + std::chrono::seconds(4);
+        for (; rounds < 5000 && std::chrono::steady_clock::now() < stop; ++rounds) {
+            TaskGraph graph;
+            std::atomic<int> arrived{0};
+            std::atomic<int> successor_runs{0};
+            const auto meet = [&arrived] {
+                arrived.fetch_add(1);
+                const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+                while (arrived.load() < 2 && std::chrono::steady_clock::now() < until) {
+                }
+            };
+            Node first = graph.emplace(meet);
+            Node second = graph.emplace(meet);
+            Node successor = graph.emplace([&] { successor_runs.fetch_add(1); });
+            first.precede(successor);
+            second.precede(successor);
+            run(pool, graph);
+            twice += successor_runs.load() > 1;
+            never += successor_runs.load() == 0;
+        }
+    });
+    EXPECT_EQ(twice, 0) << "rounds (of " << rounds << ") in which the successor ran twice";
+    EXPECT_EQ(never, 0) << "rounds (of " << rounds << ") in which run() returned before it ran";
+}
+
 TEST(Lesson08Ex2, RandomDagsOfUpTo100000Nodes) {
     ThreadPool pool(2);
     const std::uint64_t seed = ws::testing::test_seed();
@@ -154,10 +236,10 @@ TEST(Lesson08Ex2, AChainOfThreeReturnsWithinTwoSeconds) {
     Node c = graph->emplace([] { ran.fetch_add(1); });
     a.precede(b);
     b.precede(c);
-    std::exception_ptr error;
-    ASSERT_TRUE(lesson08_test::run_returns_within(pool, graph, error))
+    lesson08_test::RunOutcome outcome;
+    ASSERT_TRUE(lesson08_test::run_returns_within(pool, graph, outcome))
         << "run() of a chain a -> b -> c did not return (" << ran.load()
         << " nodes ran): is every successor pushed when its last predecessor finishes?";
-    EXPECT_FALSE(error);
+    EXPECT_FALSE(outcome.threw) << outcome.what;
     EXPECT_EQ(ran.load(), 3);
 }
