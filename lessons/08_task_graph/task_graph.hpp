@@ -313,7 +313,7 @@ inline void TaskGraph::release_successors(NodeState& node, ThreadPool& pool) {
     // worker, onto its own deque. Rules: exactly one node pushes each successor, and only once
     // all its predecessors have finished; what every predecessor wrote must be visible to the
     // successor's task, whichever predecessor finished last (name the order you pick and what
-    // it pairs with). Checked by Lesson08Ex2 (the data races under --tsan).
+    // it pairs with: no test reliably catches a too-weak order). Checked by Lesson08Ex2.
     (void)node;
     (void)pool;
     throw NotImplemented("lesson 08, exercise 2: TaskGraph::release_successors");
