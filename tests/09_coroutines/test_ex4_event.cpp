@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <thread>
 #include <vector>
 
 #include <ws/testing/exactly_once.hpp>
+#include <ws/testing/thread_state.hpp>
 
 #include "exercises.hpp"
 #include "helpers.hpp"
@@ -128,4 +130,39 @@ TEST(Lesson09Ex4, SetFromAWorkerWakesTheWaiters) {
     pool.spawn([&] { event.set(); });
     pool.wait_idle();
     EXPECT_EQ(resumed.load(), 100);
+}
+
+// set() wakes a waiter; the woken coroutine runs to its end on the worker and its frame — which
+// holds the waiter — is freed. A set() that reads the waiter (its next, its handle) after waking
+// it reads freed memory. Forced: the setter is SCHED_IDLE on the parked worker's CPU, so the
+// worker it wakes runs the coroutine to its end before the setter goes on. The read shows under
+// AddressSanitizer (the asan preset); other builds read stale memory and pass.
+TEST(Lesson09Ex4, TheWakerDoesNotTouchAWaiterItHasWoken) {
+    if (!ws::testing::kCanSteerThreads) GTEST_SKIP() << "needs Linux (/proc, sched_setscheduler)";
+    using namespace std::chrono_literals;
+    const auto before = ws::testing::thread_ids();
+    ThreadPool pool(1);
+    const auto workers = ws::testing::new_threads(before);
+    ASSERT_EQ(workers.size(), 1u);
+    const int cpu = ws::testing::a_cpu_of_this_thread();
+    ws::testing::pin_to_cpu(workers[0], cpu);
+    ws::testing::request_short_slice(workers[0]);
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        Event event(pool);
+        std::atomic<int> resumed{0};
+        for (int i = 0; i < 4; ++i)
+            spawn(pool, wait_then_count(event, resumed));
+        pool.wait_idle();  // all four suspended on the event
+        ASSERT_TRUE(ws::testing::wait_until_asleep(workers, 10s * ws::testing::slowdown()))
+            << "the worker did not park";
+        std::thread setter([&] {
+            const auto me = ws::testing::current_thread_id();
+            ws::testing::pin_to_cpu(me, cpu);
+            ws::testing::make_idle_priority(me);  // the setter ends with this attempt
+            event.set();
+        });
+        setter.join();
+        pool.wait_idle();
+        EXPECT_EQ(resumed.load(), 4);
+    }
 }
