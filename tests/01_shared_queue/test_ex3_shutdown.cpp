@@ -62,12 +62,32 @@ TEST(Lesson01Ex3, TasksSpawnedWhileDrainingAlsoRun) {
 }
 
 TEST(Lesson01Ex3, DestroyingAnIdlePoolIsPrompt) {
+    // The pool first runs a task, then its workers go to sleep (checked in /proc where there is
+    // one): only then is "destroyed at once" about waking sleepers, not about workers that left
+    // or never started.
+    const auto before = ws::testing::thread_ids();
     std::optional<ThreadPool> pool(std::in_place, 2);
-    std::this_thread::sleep_for(20ms);  // let the workers go to sleep
+    const auto workers = ws::testing::new_threads(before);
+    std::atomic<bool> ran{false};
+    pool->spawn([&] { ran = true; });
+    ASSERT_TRUE(wait_until([&] { return ran.load(); }, 10s * slowdown()))
+        << "a task spawned into the pool never ran (exercise 1)";
+    if (ws::testing::kCanSteerThreads) {
+        ASSERT_TRUE(workers.size() == 2 &&
+                    ws::testing::wait_until_asleep(workers, 10s * slowdown()))
+            << "the 2 workers of the idle pool did not go to sleep, or left (exercise 1): a "
+               "worker waits for work while the pool is not stopping";
+    } else {
+        std::this_thread::sleep_for(20ms);  // let the workers go to sleep
+    }
     const auto t0 = std::chrono::steady_clock::now();
     pool.reset();
     const auto took = std::chrono::steady_clock::now() - t0;
-    EXPECT_LT(took, 100ms * slowdown()) << "sleeping workers must be woken, not waited out";
+    EXPECT_LT(took, 100ms * slowdown())
+        << "destroying a pool whose workers slept took "
+        << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+        << " ms: sleeping workers must wake as soon as the pool stops (woken by the destructor, "
+           "their wait looking at stopping_), not be waited out";
 }
 
 TEST(Lesson01Ex3, DestroyingAPoolWakesEverySleepingWorker) {

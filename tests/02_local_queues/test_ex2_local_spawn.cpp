@@ -162,29 +162,36 @@ TEST(Lesson02Ex2, ASpawnFromAnotherPoolsWorkerWaitsInTheSharedQueue) {
     // b's only worker is held up. Then this thread spawns x into b, and a task of pool a spawns
     // y into b: both come from outside b, so both wait in b's shared queue and run oldest first,
     // x then y. A spawn that took a's worker 0 for b's worker 0 would push y onto b's own queue,
-    // which b's worker looks at first.
+    // which b's worker looks at first. Last, the task holding b's worker spawns z: that one is
+    // b's own, so it goes to the worker's own queue and runs before x and y. (Without z, a pool
+    // that sends every spawn to the shared queue, as the starter does, would pass.)
     std::mutex m;
     std::vector<char> order;
     std::atomic<bool> started{false};
     std::atomic<bool> release{false};
     ThreadPool a(1), b(1);
-    b.spawn([&] {
-        started = true;
-        wait_until([&] { return release.load(); }, 10s * slowdown());
-    });
-    ASSERT_TRUE(wait_until([&] { return started.load(); }, 10s * slowdown()));
     auto log = [&](char c) {
         return [&m, &order, c] {
             std::lock_guard lock(m);
             order.push_back(c);
         };
     };
+    b.spawn([&] {
+        started = true;
+        wait_until([&] { return release.load(); }, 10s * slowdown());
+        b.spawn(log('z'));
+    });
+    ASSERT_TRUE(wait_until([&] { return started.load(); }, 10s * slowdown()));
     b.spawn(log('x'));
     a.spawn([&] { b.spawn(log('y')); });
     a.wait_idle();  // y is in b now
     release = true;
     b.wait_idle();
-    EXPECT_EQ(order, (std::vector<char>{'x', 'y'}))
+    const std::vector<char> all_shared{'x', 'y', 'z'};
+    ASSERT_NE(order, all_shared)
+        << "z, spawned by b's own worker, waited behind x and y: a task spawned by a worker of "
+           "the pool goes to that worker's own queue, which it looks at first";
+    EXPECT_EQ(order, (std::vector<char>{'z', 'x', 'y'}))
         << "a task of another pool spawned y onto one of b's own queues: only b's own workers "
            "(tl_worker.pool == this) use their queues; everyone else goes through the shared one";
 }
@@ -203,7 +210,10 @@ TEST(Lesson02Ex2, TheDestructorRunsEveryTaskQueuedWhenItStarts) {
     // When the destructor starts (its thread asleep in join, checked in /proc), both workers
     // are busy in a task, each with ten children on its own queue, and one task from outside
     // waits in the shared queue. A worker may leave only once nothing is queued or running
-    // anywhere: not when its own queue is empty.
+    // anywhere: not when its own queue is empty. That the children really wait on the workers'
+    // own queues is checked too: the first child to run after the release is the newest child
+    // of the parent that ran on the same worker (before the release no worker looks for work,
+    // so the first to look finds its own queue whole, and takes its newest task).
     if (!ws::testing::kCanSteerThreads) GTEST_SKIP() << "needs Linux (/proc)";
     constexpr int kChildren = 10;
     struct Shared {
@@ -211,13 +221,25 @@ TEST(Lesson02Ex2, TheDestructorRunsEveryTaskQueuedWhenItStarts) {
         std::atomic<bool> release{false};
         std::atomic<int> ran{0};
         std::atomic<ws::testing::ThreadId> destroyer{0};
+        std::thread::id parent_thread[2];  // published to the children by the queue's lock
+        std::atomic<int> first_child{-1};  // the index, 0..kChildren-1, of the first to run
+        std::atomic<bool> first_on_parents_worker{false};
     };
     auto shared = std::make_shared<Shared>();
     auto pool = std::make_unique<ThreadPool>(2);
     for (int b = 0; b < 2; ++b) {
-        pool->spawn([&pool = *pool, shared] {
-            for (int i = 0; i < kChildren; ++i)
-                pool.spawn([shared] { shared->ran.fetch_add(1); });
+        pool->spawn([&pool = *pool, shared, b] {
+            shared->parent_thread[b] = std::this_thread::get_id();
+            for (int i = 0; i < kChildren; ++i) {
+                pool.spawn([shared, b, i] {
+                    int none = -1;
+                    if (shared->first_child.compare_exchange_strong(none, i)) {
+                        shared->first_on_parents_worker =
+                            shared->parent_thread[b] == std::this_thread::get_id();
+                    }
+                    shared->ran.fetch_add(1);
+                });
+            }
             shared->started.fetch_add(1);
             wait_until([&] { return shared->release.load(); }, 10s * slowdown());
             shared->ran.fetch_add(1);
@@ -235,6 +257,14 @@ TEST(Lesson02Ex2, TheDestructorRunsEveryTaskQueuedWhenItStarts) {
         << "the destructor did not start waiting for the workers";
     shared->release = true;
     ASSERT_TRUE(destroy.wait_for(10s * slowdown())) << "the destructor never returned";
+    EXPECT_TRUE(shared->first_child.load() == kChildren - 1 &&
+                shared->first_on_parents_worker.load())
+        << "the first child to run after the release was child " << shared->first_child.load()
+        << " of 0.." << kChildren - 1 << " ("
+        << (shared->first_on_parents_worker.load() ? "on" : "not on")
+        << " its parent's worker): a worker spawns onto its own queue and runs its newest task "
+           "first, so the children must wait on their workers' own queues for this test to "
+           "check that the destructor drains them";
     EXPECT_EQ(shared->ran.load(), 2 + 2 * kChildren + 1)
         << "the destructor must run every task queued when it started, on any queue; a worker "
            "may leave only when nothing is queued or running anywhere";

@@ -70,6 +70,16 @@ TEST(Lesson02Ex3, IdleWorkersCountTheirFailedStealAttempts) {
 }
 
 TEST(Lesson02Ex3, AOneWorkerPoolNeverSteals) {
+    // First the idle worker of a two-worker pool must count its looks at the other queue: a
+    // pool that never looks (as given) would pass the check below without stealing at all.
+    {
+        ThreadPool two(2);
+        two.spawn([] {});
+        two.wait_idle();
+        ASSERT_TRUE(wait_until([&] { return two.stats().steal_attempts > 0; }, 5s * slowdown()))
+            << "in a two-worker pool, an idle worker never counted a look at the other's queue "
+               "in steal_attempts: steal() must try every other worker";
+    }
     ThreadPool pool(1);
     for (int i = 0; i < 100; ++i)
         pool.spawn([&pool] { pool.spawn([] {}); });
@@ -99,25 +109,35 @@ TEST(Lesson02Ex3, EveryTaskRunsExactlyOnceWhileFourWorkersSteal) {
 TEST(Lesson02Ex3, AThiefTakesTheOldestTaskOfItsVictim) {
     // One task queues ten children on its worker's queue while the other worker is held up, then
     // keeps its own worker busy until a child has run: the first child to run was stolen, and a
-    // thief takes the oldest task.
+    // thief takes the oldest task. Each child notes whether its parent still held its worker,
+    // so a child that ran only after the parent gave up waiting does not count as stolen.
     constexpr int kChildren = 10;
     std::atomic<bool> queued{false};
+    std::atomic<bool> parent_waiting{false};
     std::atomic<int> first{-1};
+    std::atomic<bool> first_while_parent_waited{false};
     ThreadPool pool(2);
     pool.spawn([&] {  // holds one worker until the children are queued
         wait_until([&] { return queued.load(); }, 10s * slowdown());
     });
     pool.spawn([&] {
+        parent_waiting = true;
         for (int i = 0; i < kChildren; ++i) {
-            pool.spawn([&first, i] {
+            pool.spawn([&, i] {
                 int none = -1;
-                first.compare_exchange_strong(none, i);
+                if (first.compare_exchange_strong(none, i))
+                    first_while_parent_waited = parent_waiting.load();
             });
         }
         queued = true;
         wait_until([&] { return first.load() != -1; }, 10s * slowdown());
+        parent_waiting = false;
     });
     pool.wait_idle();
+    const ws::PoolStats s = pool.stats();
+    ASSERT_TRUE(first_while_parent_waited.load() && s.steals > 0)
+        << "no child ran while its parent held its worker (" << s.steals
+        << " steals): the idle worker must steal from the parent's worker's queue";
     EXPECT_EQ(first.load(), 0) << "the thief took child " << first.load() << " of 0.."
                                << kChildren - 1
                                << ": steal the victim's oldest task (the front), not its newest";

@@ -4,7 +4,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
+#include <optional>
 #include <thread>
+#include <vector>
 
 #include <ws/testing/pool_checks.hpp>
 #include <ws/testing/thread_state.hpp>
@@ -18,17 +21,38 @@ using ws::lesson02::ThreadPool;
 using ws::testing::slowdown;
 using ws::testing::wait_until;
 
+namespace {
+// Whether every one of `workers` has been seen asleep in /proc at five polls in a row (1 ms
+// apart) within 5 s: true for workers that sleep between short looks, never for workers that
+// spin or yield (always runnable, however little CPU time a busy machine leaves them). The
+// tests below check it too, so that "idle is cheap" or "new work is noticed soon" is about
+// sleeping workers; without /proc (kCanSteerThreads false) it is not checked and is true.
+bool workers_sleep(const std::vector<ws::testing::ThreadId>& workers, std::size_t expected) {
+    if (!ws::testing::kCanSteerThreads) return true;
+    return workers.size() == expected &&
+           ws::testing::wait_until_asleep(workers, 5s * slowdown(), 5);
+}
+
+constexpr const char* kNeverSlept =
+    "the idle workers never went to sleep (always runnable in /proc): an idle worker must "
+    "sleep, briefly, between looks for work, not spin or yield forever";
+}  // namespace
+
 TEST(Lesson02Ex4, AnIdlePoolSleeps) {
     // Two idle workers: under 2 % of one core over 500 ms (the bound this lesson promises;
     // sanitizers make every wake-up dearer, hence the slowdown factor), in the least of three
-    // windows. The 50 ms before take the workers past their spinning and yielding.
+    // windows. The 50 ms before take the workers past their spinning and yielding. (On a busy
+    // machine a yielding worker gets little CPU time too: hence the check that they sleep.)
+    const auto before = ws::testing::thread_ids();
     ThreadPool pool(2);
+    const auto workers = ws::testing::new_threads(before);
     const auto used = ws::testing::idle_cpu_seconds(pool, 50ms, 500ms);
     ASSERT_TRUE(used.has_value()) << "a spawned task never ran";
     RecordProperty("idle_cpu_us", static_cast<int>(*used * 1e6));
     EXPECT_LT(*used, 0.02 * 0.5 * slowdown())
         << "the idle pool used " << *used * 1000
         << " ms of CPU in 500 ms: an idle worker spins or yields instead of sleeping";
+    EXPECT_TRUE(workers_sleep(workers, 2)) << kNeverSlept;
 }
 
 TEST(Lesson02Ex4, AnIdleWorkerIsAsleepMostOfTheTime) {
@@ -61,8 +85,11 @@ TEST(Lesson02Ex4, AnIdleWorkerIsAsleepMostOfTheTime) {
 }
 
 TEST(Lesson02Ex4, AnIdlePoolStillNoticesNewWorkSoon) {
+    const auto before = ws::testing::thread_ids();
     ThreadPool pool(2);
+    const auto workers = ws::testing::new_threads(before);
     std::this_thread::sleep_for(100ms);  // every worker is deep in its backoff now
+    ASSERT_TRUE(workers_sleep(workers, 2)) << kNeverSlept;
     for (int i = 0; i < 5; ++i) {
         std::atomic<bool> ran{false};
         const auto t0 = std::chrono::steady_clock::now();
@@ -75,8 +102,18 @@ TEST(Lesson02Ex4, AnIdlePoolStillNoticesNewWorkSoon) {
 }
 
 TEST(Lesson02Ex4, DestroyingAnIdlePoolIsPrompt) {
-    const auto took = ws::testing::time_to_destroy_idle<ThreadPool>(2, 50ms);
-    EXPECT_LT(took, 100ms * slowdown()) << "a sleeping worker must notice stopping soon";
+    const auto before = ws::testing::thread_ids();
+    std::optional<ThreadPool> pool(std::in_place, 2);
+    const auto workers = ws::testing::new_threads(before);
+    std::this_thread::sleep_for(50ms);  // past spinning and yielding
+    ASSERT_TRUE(workers_sleep(workers, 2)) << kNeverSlept;
+    const auto t0 = std::chrono::steady_clock::now();
+    pool.reset();
+    const auto took = std::chrono::steady_clock::now() - t0;
+    EXPECT_LT(took, 100ms * slowdown())
+        << "destroying the idle pool took "
+        << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+        << " ms: a sleeping worker must notice stopping soon (sleep only briefly between looks)";
 }
 
 TEST(Lesson02Ex4, ALoneIdleWorkerNoticesNewWorkSoon) {
@@ -97,7 +134,10 @@ TEST(Lesson02Ex4, ALoneIdleWorkerNoticesNewWorkSoon) {
         std::this_thread::sleep_for(idle);
         // The moment a new sleep begins (bounded: a worker that never sleeps has no such moment).
         const long sleeps = ws::testing::sleeps_so_far(worker);
-        wait_until([&] { return ws::testing::sleeps_so_far(worker) != sleeps; }, 3s);
+        ASSERT_TRUE(wait_until([&] { return ws::testing::sleeps_so_far(worker) != sleeps; },
+                               3s * slowdown()))
+            << "after " << idle.count()
+            << " ms idle, the worker did not go to sleep once in 3 s: " << kNeverSlept;
         std::atomic<bool> noticed{false};
         const auto t0 = std::chrono::steady_clock::now();
         pool.spawn([&] { noticed = true; });

@@ -180,6 +180,31 @@ TEST(Lesson03Ex3, AThiefWhoseBatchIsStolenBeforeItRunsOneGoesOn) {
     // nothing; it must go on looking, not assume its batch is still there. On a busy machine the
     // scheduler does not always switch at once, so the test tries up to 5 times.
     if (!ws::testing::kCanSteerThreads) GTEST_SKIP() << "needs Linux (/proc, sched_setscheduler)";
+    // First, that a steal moves a batch into the thief's queue at all: a pool that steals one
+    // task at a time (as given) runs it at once, leaves no batch to be robbed, and would pass
+    // the rest of this test without checking anything. One task queues four children on its
+    // worker's queue while the other worker is held up, then holds its own worker until they
+    // have all run: the other worker's first steal takes two (half, rounded up), so the four
+    // move in fewer than four steals.
+    {
+        ThreadPool two(2);
+        std::atomic<bool> queued{false};
+        std::atomic<int> children_ran{0};
+        two.spawn(
+            [&] { ws::testing::wait_until([&] { return queued.load(); }, 10s * slowdown()); });
+        two.spawn([&] {
+            for (int i = 0; i < 4; ++i)
+                two.spawn([&] { children_ran.fetch_add(1); });
+            queued = true;
+            ws::testing::wait_until([&] { return children_ran.load() == 4; }, 10s * slowdown());
+        });
+        two.wait_idle();
+        const ws::PoolStats s = two.stats();
+        ASSERT_TRUE(s.stolen_tasks == 4 && s.steals < 4)
+            << "4 children queued by a busy worker: " << s.stolen_tasks << " stolen in " << s.steals
+            << " steals: a steal must move half of the victim's queue (rounded up) into the "
+               "thief's own queue";
+    }
     int set_up = 0;
     for (int attempt = 1; attempt <= 5; ++attempt) {
         const auto before = ws::testing::thread_ids();
