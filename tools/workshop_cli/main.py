@@ -176,7 +176,8 @@ def cmd_trace(args) -> int:
     from . import trace
     lesson = find_lesson(args.lesson)
     out = args.out or b.build_dir("trace") / "results" / f"lesson{lesson.nn}"
-    return trace.run(lesson, args.workload, args.workers, args.solution, out)
+    return trace.run(lesson, args.workload, args.workers, args.solution, out,
+                     save_to_book=args.save_to_book)
 
 
 def cmd_transcripts(_args) -> int:
@@ -357,7 +358,7 @@ def parser() -> argparse.ArgumentParser:
     tr.add_argument("lesson")
     tr.add_argument("--workload", choices=("tree", "flat", "imbalanced", "fib"), default="tree",
                     help="tree: a spawn tree of 65,535 tasks; flat: 100,000 spawns from outside; "
-                         "imbalanced: 20,000 uneven tasks spawned by one task; fib: fib(22) by "
+                         "imbalanced: 20,000 uneven tasks spawned by one task; fib: fib(27) by "
                          "join (lesson 07)")
     tr.add_argument("--workers", type=argtypes.positive_int, default=2)
     whose = tr.add_mutually_exclusive_group()
@@ -366,6 +367,8 @@ def parser() -> argparse.ArgumentParser:
                        "default)")
     tr.add_argument("--out", type=argtypes.output_dir, help="folder for trace.json and "
                     "timeline.svg (default: build/trace/results/lessonNN)")
+    tr.add_argument("--save-to-book", action="store_true", help="trace the reference and keep "
+                    "its timeline for the book (book/src/timelines/lessonNN-WORKLOAD.json, .svg)")
     tr.set_defaults(func=cmd_trace)
 
     sub.add_parser("transcripts", help="run the book's example programs again and write their "

@@ -7,7 +7,10 @@ problems() read it back, so what the summary says is what the picture shows."""
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,7 +81,8 @@ def summarize(trace: dict) -> tuple[list[Lane], float, list[str]]:
             continue
         lane = lanes[worker]
         top = sorted((s, e) for s, e, depth in spans if depth == 0)
-        length = sum(e - s for s, e in top)
+        # Time inside the run only (parked before the first task is not the run's).
+        length = sum(max(0.0, min(e, end) - max(s, start)) for s, e in top)
         if name == "task":
             lane.tasks += len(spans)
             lane.busy_us = length
@@ -162,7 +166,9 @@ def check_request(lesson: Lesson, workload: str, solution: bool) -> None:
         raise UsageError("this is the student edition: it has no solutions/ to trace")
 
 
-def run(lesson: Lesson, workload: str, workers: int, solution: bool, out_dir: Path) -> int:
+def run(lesson: Lesson, workload: str, workers: int, solution: bool, out_dir: Path,
+        save_to_book: bool = False) -> int:
+    solution = solution or save_to_book  # the book's timelines are the reference's
     check_request(lesson, workload, solution)
     target = f"ws_trace_lesson{lesson.nn}" + ("" if solution else "_mine")
     whose = "the reference solution" if solution else f"YOUR code in lessons/{lesson.folder}"
@@ -183,6 +189,9 @@ def run(lesson: Lesson, workload: str, workers: int, solution: bool, out_dir: Pa
                              "traces the reference")
         raise UsageError(f"the traced run failed:\n{said}")
     trace = json.loads(trace_json.read_text())
+    # What the picture's caption says about the run: where, and how busy the machine was.
+    trace.setdefault("otherData", {})["machine"] = _machine()
+    trace_json.write_text(json.dumps(trace))
     lanes, end, problems = summarize(trace)
     print_summary(lanes, end)
     if not solution and any(p.startswith("steal") for p in problems):
@@ -200,7 +209,37 @@ def run(lesson: Lesson, workload: str, workers: int, solution: bool, out_dir: Pa
         print(f"timeline: {_shown(svg)}")
     else:
         print("timeline: not drawn (this edition has no book/tools to draw it with)")
+    if save_to_book and not problems:
+        name = f"lesson{lesson.nn}-{workload}"
+        r = subprocess.run(["node", str(DRAW), "--book", str(trace_json), name],
+                           capture_output=True, text=True, cwd=ROOT)
+        if r.returncode != 0:
+            raise UsageError(f"saving the timeline failed:\n{(r.stdout + r.stderr).strip()}")
+        print(f"saved to the book: book/src/timelines/{name}.json and .svg")
     return 1 if problems else 0
+
+
+def _machine() -> dict:
+    from .charts import _cpu_model
+    try:
+        load = round(os.getloadavg()[0], 1)
+    except OSError:
+        load = None
+    return {"cpu_model": _cpu_model(), "cpus": os.cpu_count(), "load_average": load,
+            "command": "./workshop " + " ".join(shlex.quote(a) for a in _without_out(sys.argv[1:]))}
+
+
+def _without_out(argv: list[str]) -> list[str]:
+    """The command as anyone can repeat it: without --out, a folder of this machine's."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a == "--out":
+            skip = True
+        elif not a.startswith("--out="):
+            out.append(a)
+    return out
 
 
 def _shown(path: Path) -> Path:

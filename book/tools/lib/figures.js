@@ -81,7 +81,7 @@ function staleFigures(bookDir, srcDir) {
   const { staleDiagrams } = require('./diagrams');
   if (fs.existsSync(path.join(bookDir, '..', '.student-edition'))) {
     const problems = [];
-    for (const dir of ['charts', 'diagrams']) {
+    for (const dir of ['charts', 'diagrams', 'timelines']) {
       const full = path.join(srcDir, dir);
       if (!fs.existsSync(full)) continue;
       for (const svg of fs.readdirSync(full).filter((f) => f.endsWith('.svg') && readStamp(fs.readFileSync(path.join(full, f), 'utf8')))) {
@@ -93,6 +93,7 @@ function staleFigures(bookDir, srcDir) {
   return [
     ...staleCharts(path.join(srcDir, 'charts')).map((p) => `src/${p}: redraw with \`npm run charts\` in book/ (or ./workshop charts)`),
     ...staleDiagrams(path.join(srcDir, 'diagrams')).map((p) => `src/${p}: redraw with \`npm run diagrams\` in book/`),
+    ...require('./timeline').staleTimelines(path.join(srcDir, 'timelines')).map((p) => `src/${p}: redraw with \`npm run timelines\` in book/`),
   ];
 }
 

@@ -3,7 +3,12 @@
 // writes: one lane per worker, the time it ran tasks as bars, the time it was parked shaded,
 // the time it helped while waiting outlined, and a mark where a steal got something.
 //
-//   node tools/lib/timeline.js TRACE.json OUT.svg
+//   node tools/lib/timeline.js TRACE.json OUT.svg   draw one trace
+//   node tools/lib/timeline.js --book TRACE.json NAME
+//        keep the trace, reduced to what the picture shows, as src/timelines/NAME.json, and
+//        draw src/timelines/NAME.svg from it (./workshop trace N --save-to-book does this)
+//   node tools/lib/timeline.js                      redraw every src/timelines/*.svg
+//   node tools/lib/timeline.js --check              say which are stale (exit 1 if any)
 //
 // A run has up to millions of events and a picture has about a thousand pixels across: tasks
 // closer together than one pixel merge into one bar, and successful steals are marked at most
@@ -12,6 +17,10 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { render, PALETTE } = require('./charts');
+const figures = require('./figures');
+
+const GENERATOR = 'book/tools/lib/timeline.js';
+const BOOK_DIR = path.resolve(__dirname, '..', '..', 'src', 'timelines');
 
 const WIDTH = 900;
 
@@ -70,40 +79,60 @@ function merge(slices, gap) {
   return out;
 }
 
-function timelineSpec(trace, title) {
+/**
+ * What the picture shows, small enough to keep in the repository: the run's bars (tasks,
+ * parked, helping) merged to the picture's resolution, successful steals at most one a pixel
+ * and lane, in ms from the run's start (its first task).
+ */
+function reduce(trace) {
   const { slices, instants, workers, start, end } = readTrace(trace);
   const pixel = Math.max(end - start, 1) / WIDTH;
   const clip = (t) => Math.min(Math.max(t, start), end);
+  const ms = (t) => Math.round((clip(t) - start)) / 1000;  // to the microsecond
   const bars = merge(slices, pixel).filter((s) => s.end > start && s.start < end)
-    .map((s) => ({ ...s, lane: `worker ${s.worker}`, ms0: (clip(s.start) - start) / 1000, ms1: (clip(Math.max(s.end, s.start + pixel)) - start) / 1000 }));
+    .map((s) => ({ lane: s.worker, name: s.name, ms0: ms(s.start), ms1: ms(Math.max(s.end, s.start + pixel)) }));
   const seen = new Set();
   const steals = [];
   for (const i of instants) {
     if (i.name !== 'steal' || !(i.got > 0) || i.t < start || i.t > end) continue;
-    const key = `${i.worker} ${Math.floor(i.t / pixel)}`;
+    const key = `${i.worker} ${Math.floor((i.t - start) / pixel)}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    steals.push({ lane: `worker ${i.worker}`, ms: (i.t - start) / 1000 });
+    steals.push({ lane: i.worker, ms: ms(i.t) });
   }
-  const lanes = Array.from({ length: workers }, (_, w) => `worker ${w}`);
-  const colour = PALETTE[trace.otherData && trace.otherData.lesson] || '#4e79a7';
+  const other = trace.otherData || {};
+  return { lesson: other.lesson || 'pool', workload: other.workload || '?', workers, run_ms: ms(end), machine: other.machine || null, bars, steals };
+}
+
+// Where it ran: on a busy machine a gap in a lane may be the OS running something else.
+function subtitleOf(data) {
+  const m = data.machine;
+  if (!m) return null;
+  const load = m.load_average == null ? '' : `, load average ${m.load_average}`;
+  return `${m.cpus} CPUs${load} (${m.cpu_model || 'unknown CPU'}); ${m.command || ''}`;
+}
+
+function timelineSpec(data, title) {
+  const lanes = Array.from({ length: data.workers }, (_, w) => `worker ${w}`);
+  const named = (list) => list.map((d) => ({ ...d, lane: `worker ${d.lane}` }));
+  const colour = PALETTE[data.lesson] || '#4e79a7';
   const y = { field: 'lane', type: 'nominal', sort: lanes, title: null, scale: { domain: lanes, paddingInner: 0.25 } };
-  const x = { field: 'ms0', type: 'quantitative', title: 'time (ms)', scale: { domain: [0, (end - start) / 1000] } };
+  const x = { field: 'ms0', type: 'quantitative', title: 'time (ms)', scale: { domain: [0, data.run_ms] } };
   const layer = (name, mark) => ({ transform: [{ filter: `datum.name === '${name}'` }], mark, encoding: { y, x, x2: { field: 'ms1' } } });
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
-    description: `${title}: one lane per worker; bars are tasks running, grey is parked, outlined is helping while waiting; marks above a lane are steals that got work.`,
+    description: `${title}: one lane per worker; bars are tasks running, grey is parked or asleep, outlined is helping while waiting; red marks above a lane are steals that got work.`,
     width: WIDTH,
-    height: Math.max(60, 34 * workers),
-    title: { text: title, anchor: 'start', fontSize: 14 },
+    height: Math.max(60, 34 * data.workers),
+    title: { text: title, anchor: 'start', fontSize: 14, ...(subtitleOf(data) ? { subtitle: subtitleOf(data), subtitleFontSize: 11 } : {}) },
     background: 'white',
     layer: [
-      { data: { values: bars }, layer: [
+      { data: { values: named(data.bars) }, layer: [
         layer('parked', { type: 'rect', color: '#d9d9d9' }),
         layer('task', { type: 'rect', color: colour }),
         layer('helping', { type: 'rect', filled: false, stroke: '#333333', strokeWidth: 1 }),
       ] },
-      { data: { values: steals.length ? steals : [{ lane: lanes[0], ms: -1 }] },
+      { data: { values: data.steals.length ? named(data.steals) : [{ lane: lanes[0], ms: -1 }] },
         transform: [{ filter: 'datum.ms >= 0' }],
         mark: { type: 'tick', orient: 'vertical', color: '#b22222', thickness: 2, yOffset: -12, size: 8 },
         encoding: { y, x: { field: 'ms', type: 'quantitative' } } },
@@ -111,26 +140,82 @@ function timelineSpec(trace, title) {
   };
 }
 
-async function drawTimeline(traceFile, outFile) {
-  const trace = JSON.parse(fs.readFileSync(traceFile, 'utf8'));
-  const other = trace.otherData || {};
-  const title = `${other.lesson || 'pool'} on ${other.workload || 'a workload'}`;
-  const spec = timelineSpec(trace, title);
-  fs.writeFileSync(outFile, await render(spec, title, spec.description));
+function titleOf(data) {
+  return `${data.lesson} on ${data.workload}, ${data.workers} workers`;
+}
+
+/** Draws a trace (or its reduced form) into outFile; with `stamp`, stamped for the book. */
+async function drawTimeline(input, outFile, stamp = null) {
+  const data = input.traceEvents ? reduce(input) : input;
+  const spec = timelineSpec(data, titleOf(data));
+  let svg = await render(spec, titleOf(data), spec.description);
+  if (stamp) {
+    svg = figures.stamp(svg, { generator: GENERATOR, generatorSha256: generatorHash(), ...stamp });
+  }
+  fs.writeFileSync(outFile, svg);
   return outFile;
 }
 
-if (require.main === module) {
-  const [traceFile, outFile] = process.argv.slice(2);
-  if (!traceFile || !outFile) {
-    console.error('usage: node tools/lib/timeline.js TRACE.json OUT.svg');
-    process.exitCode = 2;
-  } else {
-    drawTimeline(path.resolve(traceFile), path.resolve(outFile)).then((f) => console.log(`timeline: ${f}`), (err) => {
-      console.error(`timeline: ${err.message}`);
-      process.exitCode = 1;
-    });
-  }
+function generatorHash() {
+  return figures.sha256(fs.readFileSync(__filename), fs.readFileSync(require.resolve('./charts')));
 }
 
-module.exports = { readTrace, merge, timelineSpec, drawTimeline };
+async function drawBookTimeline(jsonFile) {
+  const text = fs.readFileSync(jsonFile);
+  const svg = jsonFile.replace(/\.json$/, '.svg');
+  return drawTimeline(JSON.parse(text), svg, { source: path.basename(jsonFile), sourceSha256: figures.sha256(text) });
+}
+
+/** Problems with the timelines of src/timelines/ (an empty list when all are up to date). */
+function staleTimelines(dir = BOOK_DIR) {
+  if (!fs.existsSync(dir)) return [];
+  const problems = [];
+  const generatorSha256 = generatorHash();
+  const jsons = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+  for (const json of jsons) {
+    const sourceSha256 = figures.sha256(fs.readFileSync(path.join(dir, json)));
+    const svg = json.replace(/\.json$/, '.svg');
+    for (const p of figures.staleness(path.join(dir, svg), { sourceSha256, generatorSha256 })) problems.push(`timelines/${svg} ${p}`);
+  }
+  for (const svg of fs.readdirSync(dir).filter((f) => f.endsWith('.svg')).sort()) {
+    if (!jsons.includes(svg.replace(/\.svg$/, '.json'))) problems.push(`timelines/${svg} has no JSON to be drawn from`);
+  }
+  return problems;
+}
+
+async function main(argv) {
+  if (argv[0] === '--check') {
+    const problems = staleTimelines();
+    for (const p of problems) console.error(`stale: ${p}`);
+    return problems.length ? 1 : 0;
+  }
+  if (argv[0] === '--book') {
+    const [, traceFile, name] = argv;
+    if (!traceFile || !/^[\w.-]+$/.test(name || '')) throw new Error('usage: --book TRACE.json NAME');
+    fs.mkdirSync(BOOK_DIR, { recursive: true });
+    const json = path.join(BOOK_DIR, `${name}.json`);
+    fs.writeFileSync(json, `${JSON.stringify(reduce(JSON.parse(fs.readFileSync(traceFile, 'utf8'))))}\n`);
+    console.log(`timeline: ${await drawBookTimeline(json)}`);
+    return 0;
+  }
+  if (argv.length === 0) {
+    if (!fs.existsSync(BOOK_DIR)) return 0;
+    for (const json of fs.readdirSync(BOOK_DIR).filter((f) => f.endsWith('.json')).sort()) {
+      console.log(`timeline: ${await drawBookTimeline(path.join(BOOK_DIR, json))}`);
+    }
+    return 0;
+  }
+  const [traceFile, outFile] = argv;
+  if (!traceFile || !outFile) throw new Error('usage: node tools/lib/timeline.js TRACE.json OUT.svg');
+  console.log(`timeline: ${await drawTimeline(JSON.parse(fs.readFileSync(traceFile, 'utf8')), path.resolve(outFile))}`);
+  return 0;
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then((code) => { process.exitCode = code; }, (err) => {
+    console.error(`timeline: ${err.message}`);
+    process.exitCode = 1;
+  });
+}
+
+module.exports = { readTrace, merge, reduce, timelineSpec, drawTimeline, staleTimelines };
