@@ -26,6 +26,18 @@ Config workers(std::size_t n) {
     c.num_workers = n;
     return c;
 }
+
+// The parking tests below check that a worker's recheck before it sleeps sees the injector.
+// The starter's stand-in queue already parks correctly, so they mean something only once spawns
+// from outside go through the injector: this comes first in each.
+void expect_outside_spawns_use_the_injector() {
+    ThreadPool pool(workers(1));
+    pool.spawn([] {});
+    pool.wait_idle();
+    ASSERT_GT(pool.stats().injector_takes, 0u)
+        << "a spawn from outside did not come through the injector (exercise 4): the parking "
+           "checks of this test only mean something once it does";
+}
 }  // namespace
 
 TEST(Lesson06Ex4, SpawnsFromEightOutsideThreadsRunExactlyOnce) {
@@ -80,14 +92,17 @@ TEST(Lesson06Ex4, TasksSpawnedByTasksStayLocal) {
 // The parking protocol with the injector: the recheck of a worker about to sleep must look at
 // the injector, or a spawn from outside can be lost.
 TEST(Lesson06Ex4, AnIdlePoolUsesUnderTwoPercentOfACore) {
+    ASSERT_NO_FATAL_FAILURE(expect_outside_spawns_use_the_injector());
     ws::testing::parking::check_idle_cpu<ThreadPool>(workers(2));
 }
 
 TEST(Lesson06Ex4, TwentyThousandIdleToSpawnRoundsWithoutAMiss) {
+    ASSERT_NO_FATAL_FAILURE(expect_outside_spawns_use_the_injector());
     ws::testing::parking::check_wake_rounds<ThreadPool>(workers(2), 20'000);
 }
 
 TEST(Lesson06Ex4, DestroyingAParkedPoolIsPrompt) {
+    ASSERT_NO_FATAL_FAILURE(expect_outside_spawns_use_the_injector());
     const auto took = ws::testing::parking::time_to_destroy_parked<ThreadPool>(workers(2));
     ASSERT_TRUE(took.has_value()) << "the workers never parked";
     EXPECT_LT(*took, 100ms * ws::testing::slowdown());
