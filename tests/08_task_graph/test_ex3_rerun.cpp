@@ -27,23 +27,31 @@ TEST(Lesson08Ex3, ARandomDagRunsFiveTimes) {
 }
 
 TEST(Lesson08Ex3, TheDiamondRunsAgainInOrder) {
+    // Each node takes a ticket when it runs (b and c may run at once, so no shared vector).
     ThreadPool pool(2);
     TaskGraph graph;
-    std::vector<char> order;
-    Node a = graph.emplace([&] { order.push_back('a'); });
-    Node b = graph.emplace([&] { order.push_back('b'); });
-    Node c = graph.emplace([&] { order.push_back('c'); });
-    Node d = graph.emplace([&] { order.push_back('d'); });
+    std::atomic<int> clock{0};
+    std::atomic<int> ticket[4] = {-1, -1, -1, -1};
+    std::atomic<int> runs{0};
+    const auto node = [&](int i) {
+        return graph.emplace([&, i] {
+            ticket[i].store(clock.fetch_add(1));
+            runs.fetch_add(1);
+        });
+    };
+    Node a = node(0), b = node(1), c = node(2), d = node(3);
     a.precede(b);
     a.precede(c);
     d.succeed(b);
     d.succeed(c);
     for (int i = 0; i < 100; ++i) {
-        order.clear();
+        runs = 0;
         run(pool, graph);
-        ASSERT_EQ(order.size(), 4u) << "run " << i + 1;
-        EXPECT_EQ(order.front(), 'a');
-        EXPECT_EQ(order.back(), 'd');
+        ASSERT_EQ(runs.load(), 4) << "run " << i + 1;
+        EXPECT_LT(ticket[0].load(), ticket[1].load()) << "run " << i + 1;
+        EXPECT_LT(ticket[0].load(), ticket[2].load()) << "run " << i + 1;
+        EXPECT_LT(ticket[1].load(), ticket[3].load()) << "run " << i + 1;
+        EXPECT_LT(ticket[2].load(), ticket[3].load()) << "run " << i + 1;
     }
 }
 
