@@ -16,6 +16,10 @@
 #   ws_lessonNN_model_tests, ws_lessonNN_solution_model_tests
 #                          only if tests/NN_topic/model/*.cpp exist: the interleaving
 #                          explorer's scenarios (cmake/WsModel.cmake), named and labelled the same
+#   <any of the test programs above>__<file>
+#                          with WS_TEST_PER_FILE=ON only: one program per test file, not run by
+#                          CTest. The break-it gate (tools/break_it.py) builds the one file that
+#                          holds a patch's test, instead of every test of the lesson, per patch.
 #
 # In a one-lesson student edition (./workshop export-student DIR --lesson N, marked by the file
 # .student-edition) only lessons/NN of lesson N is there: the other lessons return quietly.
@@ -60,6 +64,13 @@ function(ws_add_lesson number topic)
       add_executable(${test_exe} ${test_sources})
       target_link_libraries(${test_exe} PRIVATE ${lib} ws_test_main ws_warnings)
       ws_discover_tests(${test_exe} "lesson${number}.${kind}." lesson${number} ${kind})
+      if(WS_TEST_PER_FILE)
+        foreach(source IN LISTS test_sources)
+          get_filename_component(stem ${source} NAME_WE)
+          add_executable(${test_exe}__${stem} EXCLUDE_FROM_ALL ${source})
+          target_link_libraries(${test_exe}__${stem} PRIVATE ${lib} ws_test_main ws_warnings)
+        endforeach()
+      endif()
       # The lesson's explorer scenarios, tests/NN_topic/model/*.cpp, if any: built with the
       # model's ws::atomic (cmake/WsModel.cmake) against the lesson's headers, not its library
       # (compiled with std::atomic), as ${lib}_model_tests; CTest names and labels as above.
@@ -67,6 +78,15 @@ function(ws_add_lesson number topic)
       if(model_sources)
         ws_add_model_tests(${lib}_model_tests "lesson${number}.${kind}." SOURCES ${model_sources}
                            INCLUDES ${src_dir} LABELS lesson${number} ${kind})
+        if(WS_TEST_PER_FILE)
+          foreach(source IN LISTS model_sources)
+            get_filename_component(stem ${source} NAME_WE)
+            add_executable(${lib}_model_tests__${stem} EXCLUDE_FROM_ALL ${source})
+            target_include_directories(${lib}_model_tests__${stem} PRIVATE ${src_dir})
+            target_link_libraries(${lib}_model_tests__${stem} PRIVATE ws_model ws_test_main
+                                                                      ws_warnings)
+          endforeach()
+        endif()
       endif()
     endif()
   endforeach()

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -132,17 +133,41 @@ class Sandbox:
         target = target or patch.target
         if preset not in self.configured:
             # Only the lessons' tests: no benchmarks, whatever the preset says.
-            r = run(["cmake", "--preset", preset, "-DWS_BUILD_BENCHMARKS=OFF"], self.dir)
+            # One test program per test file too (WS_TEST_PER_FILE): a patch then rebuilds only
+            # the file that holds its test, not every test of the lesson.
+            r = run(["cmake", "--preset", preset, "-DWS_BUILD_BENCHMARKS=OFF",
+                     "-DWS_TEST_PER_FILE=ON"], self.dir)
             if r.returncode != 0:
                 raise Failure(f"configuring the '{preset}' copy failed:\n{r.stdout[-3000:]}"
                               f"{r.stderr[-3000:]}")
             self.configured.add(preset)
         bdir = self.dir / "build" / preset
+        narrow = self.per_file_target(patch, target)
+        if narrow and run(["cmake", "--build", str(bdir), "--target", narrow],
+                          self.dir).returncode == 0:
+            return bdir / narrow
         r = run(["cmake", "--build", str(bdir), "--target", target], self.dir)
         if r.returncode != 0:
             raise Failure(f"{patch.name} does not build with the '{preset}' preset:\n"
                           f"{(r.stdout + r.stderr)[-4000:]}")
         return bdir / target
+
+    def per_file_target(self, patch: Patch, target: str) -> str | None:
+        """The one-file test program (WS_TEST_PER_FILE) that holds the test `target` is built
+        for: the patch's explorer test for the model tests, its test otherwise."""
+        model = target.endswith("_model_tests")
+        test = patch.explorer if model else patch.test
+        if not test or "." not in test:
+            return None
+        suite, name = test.split(".", 1)
+        pattern = re.compile(rf"\bTEST(?:_F)?\(\s*{re.escape(suite)}\s*,\s*{re.escape(name)}\s*\)")
+        folder = next(iter((self.dir / "tests").glob(f"{patch.lesson}_*")), None)
+        if folder is None:
+            return None
+        for source in sorted((folder / "model" if model else folder).glob("*.cpp")):
+            if pattern.search(source.read_text()):
+                return f"{target}__{source.stem}"
+        return None
 
     def run_test(self, patch: Patch, exe: Path, repeat: int,
                  test: str | None = None) -> tuple[bool, str]:
