@@ -1,7 +1,8 @@
 // Lesson 09: Channel<T>, a bounded FIFO between coroutines. send suspends the sender while the
 // buffer is full, receive suspends the receiver while it is empty; whoever makes room or brings
-// a value wakes one of them with resume_on. One mutex guards the buffer and both queues of
-// waiters, so "look, then queue myself" is one step no waker can fall between.
+// a value wakes one of them with wake (resume_on that cannot fail: a waiter taken off its queue
+// must not be lost). One mutex guards the buffer and both queues of waiters, so "look, then
+// queue myself" is one step no waker can fall between.
 #pragma once
 
 #include <coroutine>

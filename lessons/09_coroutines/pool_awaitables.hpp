@@ -5,6 +5,7 @@
 #include <atomic>
 #include <coroutine>
 #include <exception>
+#include <new>
 #include <optional>
 #include <stdexcept>
 #include <type_traits>
@@ -23,8 +24,11 @@ namespace ws::lesson09 {
 // where lesson 07's spawn sends work: from one of the pool's workers onto that worker's own
 // deque (hot in its cache, stealable by the others), from anywhere else into the injector; then
 // a sleeping worker is woken if nobody is searching. The job is a lambda holding one pointer: it
-// fits in ws::Task's inline buffer, and the pool recycles its node, so nothing is allocated.
-// The pool counts it as a task: wait_idle waits for it.
+// fits in ws::Task's inline buffer, and the pool usually recycles a node for it — usually: a new
+// block of nodes, an injector block or a deque's growth allocates, so this can throw
+// std::bad_alloc. The push (release) pairs with the pop, steal or injector take (acquire) of the
+// worker that runs the job: that publishes the suspended frame, and everything the waker wrote
+// before, to the resuming worker. The pool counts it as a task: wait_idle waits for it.
 inline void resume_on(ThreadPool& pool, std::coroutine_handle<> coroutine) {
     // TODO(exercise 2): have the pool resume `coroutine`, once, on one of its workers. Rule:
     // the woken coroutine goes where the pool's spawn puts work (the calling worker's own
@@ -35,6 +39,19 @@ inline void resume_on(ThreadPool& pool, std::coroutine_handle<> coroutine) {
     throw ws::NotImplemented{"lesson 09, exercise 2: resume_on"};
 }
 // ANCHOR_END: resume_on
+
+// ANCHOR: wake
+// A waker's resume_on that cannot lose the coroutine: if the pool cannot take the job (out of
+// memory), the waker resumes it here, on its own thread. Every caller holds no lock and touches
+// nothing the woken coroutine may free, so running it inline is as valid as running it elsewhere.
+inline void wake(ThreadPool& pool, std::coroutine_handle<> coroutine) {
+    try {
+        resume_on(pool, coroutine);
+    } catch (const std::bad_alloc&) {
+        coroutine.resume();
+    }
+}
+// ANCHOR_END: wake
 
 // ANCHOR: schedule
 // co_await schedule(pool): the coroutine continues as a task of `pool` (on one of its workers).
@@ -127,7 +144,12 @@ struct SyncWaitFrame {
 // steps count for wait_idle, which rethrows what it threw); its frame is freed when it ends.
 inline void spawn(ThreadPool& pool, Task<void> task) {
     const detail::Detached detached = detail::run_detached(pool, std::move(task));
-    resume_on(pool, detached.handle);
+    try {
+        resume_on(pool, detached.handle);
+    } catch (...) {
+        detached.handle.destroy();  // never started: frees its frame and the task moved into it
+        throw;
+    }
 }
 // ANCHOR_END: spawn
 

@@ -294,7 +294,14 @@ inline void TaskGraph::start(ThreadPool& pool) {
     // relaxed: nothing runs yet; the pushes below publish it to every node
     pending_.store(nodes_.size(), std::memory_order_relaxed);
     for (const auto& node : nodes_) {
-        if (node->num_predecessors == 0) pool.push(node.get());
+        if (node->num_predecessors != 0) continue;
+        try {
+            pool.push(node.get());
+        } catch (...) {
+            // Out of memory (a deque's growth): the node is ready, so run it here. Throwing
+            // instead would unwind run() while the nodes pushed before run, and may outlive it.
+            execute(node.get());
+        }
     }
 }
 // ANCHOR_END: start
@@ -309,7 +316,11 @@ inline void TaskGraph::release_successors(NodeState& node, ThreadPool& pool) {
         // `next`. With relaxed, `next` could read a predecessor's results before they are
         // written.
         if (next->unfinished.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-            pool.push(next);  // from a worker: onto its own deque, where it is hot
+            try {
+                pool.push(next);  // from a worker: onto its own deque, where it is hot
+            } catch (...) {
+                execute(next);  // out of memory (we are inside noexcept execute): `next` is ready
+            }
         }
     }
 }
@@ -385,7 +396,9 @@ inline void TaskGraph::run_node(NodeState& node, ThreadPool& pool) {
     // relaxed: a node that starts after a failed node finished sees the flag, because it was
     // released by a chain of acq_rel decrements after the failure (or the failed node's own
     // push); a node that starts concurrently with the failure may still run, as it would have
-    // if it had started a moment earlier.
+    // if it had started a moment earlier. So cancellation is best-effort: it is certain only
+    // for the nodes ordered after the failed one (its successors, transitively); a node not
+    // ordered after it runs or is skipped depending on timing.
     if (cancelled_.load(std::memory_order_relaxed)) return;
     try {
         invoke(node, pool);

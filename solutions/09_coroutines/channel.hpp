@@ -1,7 +1,8 @@
 // Lesson 09: Channel<T>, a bounded FIFO between coroutines. send suspends the sender while the
 // buffer is full, receive suspends the receiver while it is empty; whoever makes room or brings
-// a value wakes one of them with resume_on. One mutex guards the buffer and both queues of
-// waiters, so "look, then queue myself" is one step no waker can fall between.
+// a value wakes one of them with wake (resume_on that cannot fail: a waiter taken off its queue
+// must not be lost). One mutex guards the buffer and both queues of waiters, so "look, then
+// queue myself" is one step no waker can fall between.
 #pragma once
 
 #include <coroutine>
@@ -48,7 +49,7 @@ class Channel {
                 ch.receivers_.pop_front();
                 receiver->slot_.emplace(std::move(value_));  // published before it is woken
                 lock.unlock();
-                resume_on(*ch.pool_, receiver->coroutine_);
+                wake(*ch.pool_, receiver->coroutine_);
                 return false;  // the sender goes on
             }
             if (ch.buffer_.size() < ch.capacity_) {
@@ -85,7 +86,7 @@ class Channel {
                     ch.senders_.pop_front();
                     ch.buffer_.push_back(std::move(sender->value_));
                     lock.unlock();
-                    resume_on(*ch.pool_, sender->coroutine_);
+                    wake(*ch.pool_, sender->coroutine_);
                 }
                 return false;
             }

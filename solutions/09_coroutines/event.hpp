@@ -23,12 +23,13 @@ class Event {
     // Sets the event (once; later calls do nothing) and resumes every coroutine suspended on
     // it, each as a task of the pool.
     void set() {
+        ThreadPool& pool = *pool_;  // a woken waiter may free *this: nothing below touches it
         for (WaitList::Waiter* waiter = waiters_.set(); waiter != nullptr;) {
             // Read both before waking: the woken coroutine may run at once, on another worker,
             // finish, and free the frame that holds this waiter.
             WaitList::Waiter* const next = waiter->next;
             const std::coroutine_handle<> coroutine = static_cast<Awaiter*>(waiter)->coroutine;
-            resume_on(*pool_, coroutine);
+            wake(pool, coroutine);  // cannot fail, so the waiters after this one are not lost
             waiter = next;
         }
     }

@@ -96,8 +96,10 @@ struct StartAll {
         // The last child is not started until we return it, so the latch cannot reach zero
         // (and the parent cannot resume and free this awaiter) while this loop runs.
         const std::coroutine_handle<> last = children.back().handle();
+        // wake publishes latch and parent (the pool's push is a release), and cannot fail: a
+        // throw here would leave started children pointing at a latch that dies with the parent.
         for (WhenAllChild& child : children.first(children.size() - 1))
-            resume_on(*pool, child.handle());  // spawn publishes latch and parent (release)
+            wake(*pool, child.handle());
         return last;
     }
     void await_resume() const noexcept {}

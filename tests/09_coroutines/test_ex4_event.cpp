@@ -132,37 +132,90 @@ TEST(Lesson09Ex4, SetFromAWorkerWakesTheWaiters) {
     EXPECT_EQ(resumed.load(), 100);
 }
 
-// set() wakes a waiter; the woken coroutine runs to its end on the worker and its frame — which
-// holds the waiter — is freed. A set() that reads the waiter (its next, its handle) after waking
-// it reads freed memory. Forced: the setter is SCHED_IDLE on the parked worker's CPU, so the
-// worker it wakes runs the coroutine to its end before the setter goes on. The read shows under
+// The waker's lifetime tests: a one-worker pool, its worker pinned to one CPU, and set() called
+// from a SCHED_IDLE thread on that CPU, so the worker it wakes runs the woken coroutine to its
+// end before the setter goes on. A set() that then reads freed memory shows under
 // AddressSanitizer (the asan preset); other builds read stale memory and pass.
-TEST(Lesson09Ex4, TheWakerDoesNotTouchAWaiterItHasWoken) {
-    if (!ws::testing::kCanSteerThreads) GTEST_SKIP() << "needs Linux (/proc, sched_setscheduler)";
-    using namespace std::chrono_literals;
-    const auto before = ws::testing::thread_ids();
-    ThreadPool pool(1);
-    const auto workers = ws::testing::new_threads(before);
-    ASSERT_EQ(workers.size(), 1u);
-    const int cpu = ws::testing::a_cpu_of_this_thread();
-    ws::testing::pin_to_cpu(workers[0], cpu);
-    ws::testing::request_short_slice(workers[0]);
-    for (int attempt = 0; attempt < 3; ++attempt) {
-        Event event(pool);
-        std::atomic<int> resumed{0};
-        for (int i = 0; i < 4; ++i)
-            spawn(pool, wait_then_count(event, resumed));
-        pool.wait_idle();  // all four suspended on the event
-        ASSERT_TRUE(ws::testing::wait_until_asleep(workers, 10s * ws::testing::slowdown()))
+class SteeredWorker {
+  public:
+    SteeredWorker() : before_(ws::testing::thread_ids()), pool_(1) {
+        workers_ = ws::testing::new_threads(before_);
+        cpu_ = ws::testing::a_cpu_of_this_thread();
+        if (workers_.size() != 1) return;
+        ws::testing::pin_to_cpu(workers_[0], cpu_);
+        ws::testing::request_short_slice(workers_[0]);
+    }
+    ThreadPool& pool() { return pool_; }
+    bool has_one_worker() const { return workers_.size() == 1; }
+
+    // Once the worker has parked (every waiter suspended), calls event.set() as described.
+    void set_from_an_idle_thread(Event& event) {
+        using namespace std::chrono_literals;
+        ASSERT_TRUE(ws::testing::wait_until_asleep(workers_, 10s * ws::testing::slowdown()))
             << "the worker did not park";
         std::thread setter([&] {
             const auto me = ws::testing::current_thread_id();
-            ws::testing::pin_to_cpu(me, cpu);
+            ws::testing::pin_to_cpu(me, cpu_);
             ws::testing::make_idle_priority(me);  // the setter ends with this attempt
             event.set();
         });
         setter.join();
-        pool.wait_idle();
+    }
+
+  private:
+    std::vector<ws::testing::ThreadId> before_;
+    ThreadPool pool_;
+    std::vector<ws::testing::ThreadId> workers_;
+    int cpu_ = -1;
+};
+
+// set() wakes a waiter; the woken coroutine runs to its end on the worker and its frame — which
+// holds the waiter — is freed. A set() that reads the waiter (its next, its handle) after waking
+// it reads freed memory.
+TEST(Lesson09Ex4, TheWakerDoesNotTouchAWaiterItHasWoken) {
+    if (!ws::testing::kCanSteerThreads) GTEST_SKIP() << "needs Linux (/proc, sched_setscheduler)";
+    SteeredWorker steered;
+    ASSERT_TRUE(steered.has_one_worker());
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        Event event(steered.pool());
+        std::atomic<int> resumed{0};
+        for (int i = 0; i < 4; ++i)
+            spawn(steered.pool(), wait_then_count(event, resumed));
+        steered.pool().wait_idle();  // all four suspended on the event
+        steered.set_from_an_idle_thread(event);
+        steered.pool().wait_idle();
+        EXPECT_EQ(resumed.load(), 4);
+    }
+}
+
+namespace {
+
+// The first waiter set() wakes (the newest: the list is a stack) owns the event and frees it.
+Task<void> wait_then_free(Event* event, std::atomic<int>& resumed) {
+    co_await *event;
+    delete event;
+    resumed.fetch_add(1);
+}
+
+}  // namespace
+
+// The event itself may die while set() runs: a woken waiter may own it, and free it as soon as
+// it is resumed. A set() that reads any member (its pool) after waking the first waiter reads
+// freed memory.
+TEST(Lesson09Ex4, TheWakerDoesNotTouchTheEventAfterWakingAWaiter) {
+    if (!ws::testing::kCanSteerThreads) GTEST_SKIP() << "needs Linux (/proc, sched_setscheduler)";
+    SteeredWorker steered;
+    ASSERT_TRUE(steered.has_one_worker());
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        Event* event = new Event(steered.pool());
+        std::atomic<int> resumed{0};
+        for (int i = 0; i < 3; ++i)
+            spawn(steered.pool(), wait_then_count(*event, resumed));
+        steered.pool().wait_idle();
+        spawn(steered.pool(), wait_then_free(event, resumed));  // the newest waiter: woken first
+        steered.pool().wait_idle();                             // all four suspended on the event
+        steered.set_from_an_idle_thread(*event);
+        steered.pool().wait_idle();
         EXPECT_EQ(resumed.load(), 4);
     }
 }
