@@ -19,6 +19,12 @@ def build_dir(preset: str) -> Path:
     return BUILD_ROOT / preset
 
 
+def shown(path: Path) -> Path:
+    """A path as the tool prints it: relative to the repository when it is inside it (a build
+    directory under WS_BUILD_ROOT may not be)."""
+    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+
+
 def run(cmd: list[str], *, quiet: bool = False, env: dict | None = None,
         cwd: Path = ROOT) -> subprocess.CompletedProcess:
     """Runs a command; with quiet=True its output is captured and returned, not shown."""

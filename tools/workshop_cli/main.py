@@ -91,9 +91,9 @@ def cmd_bench(args) -> int:
 def _finish_bench_output(table, reference: str, title: str, out_json, save: bool) -> None:
     """Draws the charts from the JSON, beside it; with --save-to-book the JSON goes into the book
     first and its charts are drawn there, by the same code (charts.write_charts)."""
-    print(f"\nfull results: {out_json.relative_to(ROOT)}")
+    print(f"\nfull results: {b.shown(out_json)}")
     for svg in charts.write_charts(out_json, save_to_book=save):
-        print(f"chart: {svg.relative_to(ROOT)}")
+        print(f"chart: {b.shown(svg)}")
     if save:
         print("saved to book/src/charts/ for the book")
 

@@ -202,11 +202,11 @@ def run(lesson: Lesson, workload: str, workers: int, solution: bool, out_dir: Pa
               "reference's steal code; stats() counted them)")
     for p in problems:
         print(f"inconsistent: {p}")
-    print(f"\ntrace: {_shown(trace_json)}  (open it in ui.perfetto.dev or chrome://tracing)")
+    print(f"\ntrace: {b.shown(trace_json)}  (open it in ui.perfetto.dev or chrome://tracing)")
     svg = out_dir / "timeline.svg"
     if DRAW.exists():
         _draw(trace_json, svg)
-        print(f"timeline: {_shown(svg)}")
+        print(f"timeline: {b.shown(svg)}")
     else:
         print("timeline: not drawn (this edition has no book/tools to draw it with)")
     if save_to_book and not problems:
@@ -242,8 +242,6 @@ def _without_out(argv: list[str]) -> list[str]:
     return out
 
 
-def _shown(path: Path) -> Path:
-    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
 
 
 def _draw(trace_json: Path, svg: Path) -> None:
