@@ -33,7 +33,9 @@ constexpr std::uint64_t kFlatTasks = 100'000;
 constexpr unsigned kTreeDepth = 15;  // 65,535 tasks
 constexpr std::uint64_t kImbalancedTasks = 20'000;
 constexpr std::uint64_t kImbalancedUnit = 2'667;  // ns of kernel work: 5 us a task on average
+#ifdef WS_TRACE_JOIN_HEADER
 constexpr std::uint64_t kFibN = 27;
+#endif
 
 struct Options {
     std::string workload = "tree";
