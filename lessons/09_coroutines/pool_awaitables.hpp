@@ -162,9 +162,10 @@ template <typename T>
 T sync_wait(ThreadPool& pool, Task<T> task) {
     // TODO(exercise 2): start a detail::SyncWaitFrame for the task on the pool, sleep until
     // it tells you it is done, then give back the task's value or rethrow its exception.
-    // Rule: the caller sleeps (no spinning) and destroys the frame only after it is done; from
-    // one of this pool's workers, a std::logic_error that says why. Checked by
-    // Lesson09Ex2.SyncWait*.
+    // Rule: the caller sleeps (no spinning) and destroys the frame only after it is done, and
+    // reads the outcome only after seeing `done`: which order must that load have, to pair
+    // with the frame's release store (in Notify), and what goes wrong without it? From one of
+    // this pool's workers, a std::logic_error that says why. Checked by Lesson09Ex2.SyncWait*.
     (void)pool;
     (void)task;
     throw ws::NotImplemented{"lesson 09, exercise 2: sync_wait"};

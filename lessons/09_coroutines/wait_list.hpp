@@ -42,7 +42,10 @@ class WaitList {
     // each to be woken once; later calls return nullptr.
     Waiter* set() {
         // TODO(exercise 4): mark the list set and take the waiters, in one atomic step.
-        // Checked by Lesson09Ex4.
+        // Rule: a waiter that sees "set" (is_set, or try_add refused) sees what the setter did
+        // before set(), and the setter sees what each waiter it takes stored before try_add
+        // (its next, its coroutine handle). Say which memory order gives each, and which
+        // operation it pairs with. Checked by Lesson09Ex4 and the explorer tests.
         throw ws::NotImplemented{"lesson 09, exercise 4: WaitList::set"};
     }
 

@@ -35,7 +35,10 @@ class WaitList {
             // Release pairs with set()'s exchange: the waker then sees waiter->next and what
             // the awaiter stored before (its coroutine handle). If set() came first, the
             // compare fails, `old` becomes kSet and we return false: the check and the enqueue
-            // are one atomic step, so no set() falls between them (the lost wake-up).
+            // are one atomic step, so no set() falls between them (the lost wake-up). The failure
+            // order is acquire, as is_set's load (and the first load above): a refused waiter
+            // goes on at once, so it must see what the setter did before set() (pairs with
+            // set()'s release half).
         } while (!state_.compare_exchange_weak(old, reinterpret_cast<std::uintptr_t>(waiter),
                                                std::memory_order_release,
                                                std::memory_order_acquire));
