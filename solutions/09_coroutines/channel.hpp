@@ -11,7 +11,9 @@
 #include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "pool_awaitables.hpp"
 #include "thread_pool.hpp"
@@ -22,9 +24,8 @@ template <typename T>
 class Channel {
   public:
     // capacity: the values the buffer holds before a sender waits; 0 → std::invalid_argument.
-    Channel(ThreadPool& pool, std::size_t capacity) : pool_(&pool), capacity_(capacity) {
-        if (capacity == 0) throw std::invalid_argument("Channel: capacity must be at least 1");
-    }
+    Channel(ThreadPool& pool, std::size_t capacity)
+        : pool_(&pool), capacity_(checked(capacity)), buffer_(capacity) {}
     Channel(const Channel&) = delete;
     Channel& operator=(const Channel&) = delete;
 
@@ -105,10 +106,44 @@ class Channel {
     // ANCHOR_END: receive
 
   private:
+    // Once an awaiter has taken something under the mutex, nothing may throw: a receiver that
+    // has taken a waiting sender off its queue and then fails to put its value in the buffer
+    // would lose both. So the buffer is a ring of `capacity` slots allocated once, here, and
+    // values move in and out without throwing (hence the static_assert). Queueing a waiter may
+    // throw, but before anything is taken: the exception reaches the awaiting coroutine.
+    static_assert(std::is_nothrow_move_constructible_v<T>,
+                  "Channel<T>: T's move must not throw (it runs under the channel's mutex)");
+    class Ring {
+      public:
+        explicit Ring(std::size_t capacity) : slots_(capacity) {}
+        bool empty() const noexcept { return size_ == 0; }
+        std::size_t size() const noexcept { return size_; }
+        T& front() noexcept { return *slots_[head_]; }
+        void push_back(T&& value) noexcept {  // only when size() < capacity
+            slots_[(head_ + size_) % slots_.size()].emplace(std::move(value));
+            ++size_;
+        }
+        void pop_front() noexcept {
+            slots_[head_].reset();
+            head_ = (head_ + 1) % slots_.size();
+            --size_;
+        }
+
+      private:
+        std::vector<std::optional<T>> slots_;
+        std::size_t head_ = 0;
+        std::size_t size_ = 0;
+    };
+
+    static std::size_t checked(std::size_t capacity) {
+        if (capacity == 0) throw std::invalid_argument("Channel: capacity must be at least 1");
+        return capacity;
+    }
+
     ThreadPool* pool_;
     std::size_t capacity_;
     std::mutex mutex_;
-    std::deque<T> buffer_;                   // guarded by mutex_, at most capacity_ values
+    Ring buffer_;                            // guarded by mutex_, at most capacity_ values
     std::deque<SendAwaiter*> senders_;       // guarded by mutex_: suspended, buffer full
     std::deque<ReceiveAwaiter*> receivers_;  // guarded by mutex_: suspended, buffer empty
 };
