@@ -8,6 +8,8 @@ import unittest
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+# The first lesson number this copy does not have (lessons are added over time).
+MISSING = max(int(p.name[:2]) for p in (ROOT / "lessons").iterdir() if p.name[:2].isdigit()) + 1
 
 
 def workshop(*args, cwd=ROOT, timeout=60):
@@ -60,7 +62,7 @@ class OneLineErrors(unittest.TestCase):
     def test_grade(self):
         for args, says in [
             (["--lessons", "9-1"], "reversed range"),
-            (["--lessons", "1-42"], "no lesson 8"),
+            (["--lessons", "1-42"], f"no lesson {MISSING}"),
             (["--lessons", "x"], "not a list of lessons"),
             (["--lessons", "-3"], "not a list of lessons"),
             (["--lessons", ""], "not a list of lessons"),
@@ -119,7 +121,7 @@ class OneLineErrors(unittest.TestCase):
             (["export-student", str(self.full)], "not empty"),
             (["export-student", str(ROOT / "build" / "student")], "outside this repository"),
             (["export-student", "/proc/no/such/folder"], "cannot create"),
-            (["export-student", str(self.empty), "--lesson", "9"], "no lesson 9"),
+            (["export-student", str(self.empty), "--lesson", str(MISSING)], f"no lesson {MISSING}"),
             (["export-student", str(self.empty), "--lesson", "one"], "not a lesson number"),
             (["classroom-workflow", "--lesson", "12"], "no lesson 12"),
             (["classroom-workflow", "--lesson", "-1"], "not a lesson number"),
