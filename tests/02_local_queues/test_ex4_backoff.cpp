@@ -55,12 +55,15 @@ TEST(Lesson02Ex4, AnIdlePoolSleeps) {
     EXPECT_TRUE(workers_sleep(workers, 2)) << kNeverSlept;
 }
 
-TEST(Lesson02Ex4, AnIdleWorkerIsAsleepMostOfTheTime) {
-    // What AnIdlePoolSleeps measures in CPU time, seen in each worker's state instead, which a
-    // busy machine does not blur: a worker that yields instead of sleeping is always runnable
-    // ('R' in /proc), however little CPU time it gets; one that sleeps is asleep ('S') but for
-    // its short looks. Sampled every millisecond for 200 ms, after 50 ms idle (past spinning and
-    // yielding): asleep in at least half of the samples.
+TEST(Lesson02Ex4, AnIdleWorkerIsSeenAsleep) {
+    // What AnIdlePoolSleeps measures in CPU time, seen in each worker's state instead: a worker
+    // that yields instead of sleeping is always runnable ('R' in /proc), however little CPU time
+    // it gets (at most a futex wait of microseconds on the shared queue's lock shows as 'S'); one
+    // that sleeps is asleep ('S') for its 8 ms sleeps. On a quiet machine that is nearly every
+    // sample; beside busy processes the sleeper also waits, runnable, for a core after every
+    // sleep (66 and 96 of 200 samples asleep at load average 7 on 2 cores), so the bar is 1 in 10,
+    // which a yielder never reaches. Sampled every millisecond for 200 ms, after 50 ms idle (past
+    // spinning and yielding).
     if (!ws::testing::kCanSteerThreads) GTEST_SKIP() << "needs Linux (/proc)";
     const auto before = ws::testing::thread_ids();
     ThreadPool pool(2);
@@ -78,7 +81,7 @@ TEST(Lesson02Ex4, AnIdleWorkerIsAsleepMostOfTheTime) {
         std::this_thread::sleep_for(1ms);
     }
     for (int w = 0; w < 2; ++w) {
-        EXPECT_GE(asleep[w], kSamples / 2)
+        EXPECT_GE(asleep[w], kSamples / 10)
             << "idle worker " << w << " was asleep in only " << asleep[w] << " of " << kSamples
             << " samples: an idle worker must sleep (briefly), not spin or yield";
     }

@@ -19,6 +19,7 @@ inline constexpr auto seq_cst = std::memory_order_seq_cst;
 // which ThreadSanitizer makes slow). The depth-first part stays whole: the litmus tests'
 // "never" needs all of it.
 inline ws::model::Options options() {
+    ws::testing::set_explorer_deadline();  // every test calls this first
     ws::model::Options o;
     o.random_executions = 1'000 / static_cast<std::uint64_t>(ws::testing::slowdown());
     return o;

@@ -63,6 +63,7 @@ class Taken {
 // runs whole in every build (the reference solution needs a few hundred to a few thousand
 // executions per scenario; the cap only keeps an unusual deque within the watchdog's time).
 inline ws::model::Options options() {
+    ws::testing::set_explorer_deadline();  // every test calls this first
     ws::model::Options o;
     o.max_dfs_executions = 20'000;
     o.random_executions = 300 / static_cast<std::uint64_t>(ws::testing::slowdown());

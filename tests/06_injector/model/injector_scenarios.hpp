@@ -95,6 +95,7 @@ inline void use_up_all_but(Queue& q, Taken& taken, std::uint64_t room) {
 // setup and every thread start), and what a sanitizer adds here is only a check of the
 // explorer's own threads. The same executions in the same order every run, only fewer.
 inline ws::model::Options options() {
+    ws::testing::set_explorer_deadline();  // every test calls this first
     ws::model::Options o;
     const auto slowdown = static_cast<std::uint64_t>(ws::testing::slowdown());
     o.max_dfs_executions = 12'000 / (slowdown * slowdown);

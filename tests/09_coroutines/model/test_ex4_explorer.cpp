@@ -17,6 +17,7 @@ using ws::lesson09::WaitList;
 namespace {
 
 ws::model::Options options() {
+    ws::testing::set_explorer_deadline();  // every test calls this first
     ws::model::Options o;
     o.max_dfs_executions = 20'000;
     o.random_executions = 300 / static_cast<std::uint64_t>(ws::testing::slowdown());

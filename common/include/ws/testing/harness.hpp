@@ -33,6 +33,14 @@ int slowdown() noexcept;
 // Replaces the current test's watchdog deadline (default: 30 s times slowdown()).
 void set_deadline(std::chrono::milliseconds from_now);
 
+// The deadline of an interleaving-explorer test. The explorer runs each cooperative thread on an
+// OS thread and hands the CPU from one to the next at every step, so on a loaded machine every
+// step waits for a core: a test of 2 s on a quiet machine took over 30 s beside four busy
+// processes on two cores. Still a hang detector, not a bound on the exploration.
+inline void set_explorer_deadline() {
+    set_deadline(std::chrono::minutes(5) * slowdown());
+}
+
 // A seed for this test: WS_SEED from the environment if set, otherwise a fresh random one.
 // Printed with a rerun command if the test fails.
 std::uint64_t test_seed();
