@@ -204,3 +204,32 @@ class TranscriptTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TourTargetsTest(unittest.TestCase):
+    """The workloads each lesson aimed at: one file (book/tools/lib/tour-targets.json) that the
+    book's charts and the tool's printed tables both read."""
+
+    def test_the_targets_name_real_workloads_and_lessons(self):
+        from workshop_cli import benchmarks
+        targets = benchmarks.targets()
+        self.assertTrue(targets, f"{benchmarks.TARGETS_FILE} is missing or empty")
+        lessons = {f"lesson{lesson.nn}" for lesson in all_lessons()}
+        for workload, aimed in targets.items():
+            self.assertIn(workload, benchmarks.WORKLOADS)
+            self.assertTrue(aimed, workload)
+            self.assertLessEqual(set(aimed), lessons, workload)
+
+    def test_the_printed_table_marks_the_aimed_cells_only(self):
+        import contextlib
+        import io
+        from workshop_cli import benchmarks
+        table = {"spawn_tree": {"lesson01": 40.0, "lesson02": 13.0},
+                 "flat_spawn": {"lesson01": 200.0, "lesson02": 170.0}}
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            benchmarks.print_table(table, reference="lesson01")
+        rows = {line.split()[0]: line for line in out.getvalue().splitlines() if line.strip()}
+        self.assertIn("*13 ms (0.33x)", rows["spawn_tree"])
+        self.assertNotIn("*", rows["flat_spawn"])
+        self.assertIn("*: the lesson whose idea aimed at this workload", out.getvalue())

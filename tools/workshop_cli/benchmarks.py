@@ -9,7 +9,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from . import build as b
-from .lessons import UsageError
+from .lessons import ROOT, UsageError
 
 # The order contenders appear in, when present.
 ORDER = ["sequential", "lesson00", "lesson01", "lesson02", "lesson03", "lesson04", "lesson05",
@@ -18,6 +18,19 @@ ORDER = ["sequential", "lesson00", "lesson01", "lesson02", "lesson03", "lesson04
 
 # The order workloads appear in, when present; others follow in the order they ran.
 WORKLOADS = ["flat_spawn", "spawn_tree", "imbalanced", "fib", "reduce", "idle_cpu", "wake"]
+
+# The lessons whose idea aimed at each workload: one file for the book's charts and these tables.
+TARGETS_FILE = ROOT / "book" / "tools" / "lib" / "tour-targets.json"
+
+
+def targets() -> dict[str, list[str]]:
+    """workload -> the contenders (lessonNN) whose idea aimed at it; empty if the file is absent."""
+    try:
+        data = json.loads(TARGETS_FILE.read_text())
+    except (OSError, ValueError):
+        return {}
+    return {w: list(entry.get("lessons", [])) for w, entry in data.items()}
+
 
 # What a row means, printed under the table when the row is present.
 NOTES = {
@@ -141,6 +154,8 @@ def print_table(table: dict[str, dict[str, float]], reference: str | None) -> No
            f"{reference} did not run)" if reference else ""))
     print(header)
     print("-" * len(header))
+    aimed = targets()
+    marked = False
     for workload, row in table.items():
         ref = row_reference(row, reference)
         cells = []
@@ -151,9 +166,14 @@ def print_table(table: dict[str, dict[str, float]], reference: str | None) -> No
             cell = fmt_ms(row[c])
             if ref and row[ref] > 0:
                 cell += f" ({row[c] / row[ref]:.2f}x)"
+            if c in aimed.get(workload, []):
+                cell = "*" + cell
+                marked = True
             cells.append(f"{cell:>18}")
         print(f"{workload:<14}" + "".join(cells))
     notes = [NOTES[w] for w in table if w in NOTES]
+    if marked:
+        notes.insert(0, "*: the lesson whose idea aimed at this workload")
     if notes:
         print("\n" + "\n".join(notes))
 
