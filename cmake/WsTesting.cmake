@@ -20,3 +20,19 @@ function(ws_discover_tests target prefix)
     "endif()\n")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${script})
 endfunction()
+
+# ws_fail_allocations_on_demand(target...): for test programs that include
+# <ws/testing/failing_new.hpp>: ld's --wrap sends their calls of operator new and new[] to that
+# header's wrappers, which fail them when a test asks (replacing operator new outright clashes
+# with the sanitizers' runtimes). Targets that do not exist are skipped; off Linux, nothing.
+function(ws_fail_allocations_on_demand)
+  if(NOT CMAKE_SYSTEM_NAME STREQUAL "Linux")
+    return()
+  endif()
+  foreach(target ${ARGN})
+    if(TARGET ${target})
+      target_link_options(${target} PRIVATE "LINKER:--wrap=_Znwm,--wrap=_Znam")
+      target_compile_definitions(${target} PRIVATE WS_WRAPPED_OPERATOR_NEW=1)
+    endif()
+  endforeach()
+endfunction()

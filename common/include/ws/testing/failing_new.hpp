@@ -1,0 +1,92 @@
+// Making one thread's allocations fail on demand, to test what code does with std::bad_alloc
+// (Linux). A test arms the calling thread: fail_allocation_after(n) lets n more allocations of
+// this thread succeed and makes the next one throw (once), refuse_allocations(true) makes every
+// allocation of this thread throw until refuse_allocations(false). Other threads are never
+// touched. failed_allocations() counts the failures, so a test can check that the failure it
+// wanted did happen (a test whose failure never happened proves nothing).
+//
+// How: the linker sends every call of operator new and operator new[] made by code compiled
+// into the test program to __wrap__Znwm / __wrap__Znam below (ld --wrap, which the root
+// CMakeLists.txt sets, with WS_WRAPPED_OPERATOR_NEW, on the programs that use this header),
+// which throw when the thread is armed and call the real operator otherwise. Replacing operator
+// new outright clashes with the sanitizers' runtimes, which define it too (a link error); with
+// --wrap the same test runs in the plain build and under TSan and ASan, whose delete still
+// checks every pair. Calls made inside libstdc++ itself are not redirected. Without --wrap,
+// kCanFailAllocations is false and the test should skip.
+//
+// The wrappers are inline with [[gnu::used]]: every file that includes this header emits them,
+// and the linker keeps one.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <new>
+#include <utility>
+
+namespace ws::testing {
+
+namespace failing_new_detail {
+// Allocations of this thread still to succeed before one fails; -1: none fails; kRefuseAll:
+// every one fails.
+inline constexpr std::int64_t kRefuseAll = -2;
+inline thread_local std::int64_t tl_successes_left = -1;
+inline std::atomic<std::uint64_t> g_failed{0};
+
+inline void count_down_or_fail() {
+    std::int64_t& left = tl_successes_left;
+    if (left == -1) return;
+    if (left > 0) {
+        --left;
+        return;
+    }
+    if (left == 0) left = -1;  // fail_allocation_after: one failure per arming
+    g_failed.fetch_add(1, std::memory_order_relaxed);
+    throw std::bad_alloc();
+}
+}  // namespace failing_new_detail
+
+#if defined(WS_WRAPPED_OPERATOR_NEW)
+inline constexpr bool kCanFailAllocations = true;
+#else
+inline constexpr bool kCanFailAllocations = false;
+#endif
+
+// noinline: inside a coroutine, clang may keep a thread_local's address from before a co_await
+// and reuse it after, on another thread; a call it cannot see into reads it afresh.
+[[gnu::noinline]] inline void fail_allocation_after(std::int64_t successes) {
+    failing_new_detail::tl_successes_left = successes < 0 ? -1 : successes;
+}
+
+[[gnu::noinline]] inline void refuse_allocations(bool on) {
+    failing_new_detail::tl_successes_left = on ? failing_new_detail::kRefuseAll : -1;
+}
+
+// Disarms this thread; true if it was still armed (no failure since fail_allocation_after, or
+// refusing).
+[[gnu::noinline]] inline bool disarm_allocation_failures() {
+    return std::exchange(failing_new_detail::tl_successes_left, -1) != -1;
+}
+
+// Allocations failed so far, by every thread. relaxed: a count, read after the failing call
+// returned (on the same thread) or after the pool's own synchronisation.
+inline std::uint64_t failed_allocations() {
+    return failing_new_detail::g_failed.load(std::memory_order_relaxed);
+}
+
+}  // namespace ws::testing
+
+#if defined(WS_WRAPPED_OPERATOR_NEW)
+extern "C" {
+void* __real__Znwm(std::size_t size);
+void* __real__Znam(std::size_t size);
+[[gnu::used]] inline void* __wrap__Znwm(std::size_t size) {
+    ws::testing::failing_new_detail::count_down_or_fail();
+    return __real__Znwm(size);
+}
+[[gnu::used]] inline void* __wrap__Znam(std::size_t size) {
+    ws::testing::failing_new_detail::count_down_or_fail();
+    return __real__Znam(size);
+}
+}
+#endif
