@@ -9,18 +9,29 @@
 //                    Leaves are the shared fib_leaf kernel.
 //   ping_pong/...    one value sent back and forth between two coroutines through two channels
 //                    of capacity 1, kRounds rounds per iteration, on a pool of two workers.
-//                    Items: rounds (so the time per item is one round trip).
+//                    Items: rounds (so the time per item is one round trip). lesson09's
+//                    counters: one_way_us (a hand-off: half a round trip), steals and parks
+//                    per hand-off (did it cross to the other worker, through the kernel?), and
+//                    one_way_vs_floor: one_way_us over the median of this run's
+//                    wake_latency/futex_floor (lesson 05's floor, idle_workloads.hpp: the
+//                    operating system's part of one wake-up). The goal: at most 1.5.
+//   ping_pong_two_pools/lesson09  the same with ping and pong on two pools of one worker
+//                    each, so that every hand-off crosses to the other thread.
+//   wake_latency/futex_floor  that floor, registered first so that it runs first.
 // Contenders: lesson09; lesson07 (fib only: it has no suspension); asio, Asio's thread_pool with
 // C++20 awaitables (asio::co_spawn, and asio::experimental::concurrent_channel for ping-pong),
 // when <asio.hpp> (Debian's libasio-dev) is found.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <new>
 #include <semaphore>
+#include <vector>
 
 #include <ws/bench/kernel.hpp>
 #include <ws/bench/workloads.hpp>
@@ -29,6 +40,7 @@
 #include "07_fork_join/thread_pool.hpp"
 #include "09_coroutines/async.hpp"
 #include "contenders.hpp"
+#include "idle_workloads.hpp"
 
 #if __has_include(<asio.hpp>)
 #define WS_HAVE_ASIO 1
@@ -143,11 +155,12 @@ void lesson09_fib(benchmark::State& state) {
     state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(fib_joins(kFib)));
 }
 
-l9::Task<void> ping(l9::Channel<int>& there, l9::Channel<int>& back) {
+l9::Task<void> ping(l9::Channel<int>& there, l9::Channel<int>& back, std::binary_semaphore& done) {
     for (int i = 0; i < kRounds; ++i) {
         co_await there.send(i);
         benchmark::DoNotOptimize(co_await back.receive());
     }
+    done.release();
 }
 
 l9::Task<void> pong(l9::Channel<int>& there, l9::Channel<int>& back) {
@@ -155,15 +168,73 @@ l9::Task<void> pong(l9::Channel<int>& there, l9::Channel<int>& back) {
         co_await back.send(co_await there.receive());
 }
 
-void lesson09_ping_pong(benchmark::State& state) {
-    l9::ThreadPool pool(2);
-    l9::Channel<int> there(pool, 1), back(pool, 1);
+// The medians of this run's wake_latency/futex_floor repetitions (it runs before ping_pong).
+std::vector<double> g_wake_floor_us;
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+PoolStats operator-(const PoolStats& a, const PoolStats& b) {
+    PoolStats d;
+    d.steals = a.steals - b.steals;
+    d.parks = a.parks - b.parks;
+    return d;
+}
+
+// ping on ping_pool, pong on pong_pool; each channel wakes its receiver onto that receiver's
+// pool (with capacity 1 and strict turns, no sender ever waits).
+void run_ping_pong(benchmark::State& state, l9::ThreadPool& ping_pool, l9::ThreadPool& pong_pool) {
+    l9::Channel<int> there(pong_pool, 1), back(ping_pool, 1);
+    const bool two = &ping_pool != &pong_pool;
+    const auto stats = [&] {
+        PoolStats s = ping_pool.stats();
+        if (two) {
+            const PoolStats t = pong_pool.stats();
+            s.steals += t.steals;
+            s.parks += t.parks;
+        }
+        return s;
+    };
+    const PoolStats before = stats();
+    std::binary_semaphore done{0};  // one for the whole run: ping may still be in release()
+    std::chrono::steady_clock::duration elapsed{};
     for (auto _ : state) {
-        l9::spawn(pool, pong(there, back));
-        l9::spawn(pool, ping(there, back));
-        pool.wait_idle();
+        const auto t0 = std::chrono::steady_clock::now();
+        l9::spawn(pong_pool, pong(there, back));
+        l9::spawn(ping_pool, ping(there, back, done));
+        done.acquire();
+        ping_pool.wait_idle();
+        pong_pool.wait_idle();
+        elapsed += std::chrono::steady_clock::now() - t0;
+    }
+    const PoolStats used = stats() - before;
+    const auto hand_offs = static_cast<double>(state.iterations()) * 2 * kRounds;
+    const double one_way_us =
+        std::chrono::duration<double, std::micro>(elapsed).count() / hand_offs;
+    state.counters["one_way_us"] = one_way_us;
+    state.counters["steals_per_hand_off"] = static_cast<double>(used.steals) / hand_offs;
+    state.counters["parks_per_hand_off"] = static_cast<double>(used.parks) / hand_offs;
+    if (const double floor_us = median(g_wake_floor_us); floor_us > 0) {
+        state.counters["futex_floor_us"] = floor_us;
+        state.counters["one_way_vs_floor"] = one_way_us / floor_us;
     }
     state.SetItemsProcessed(state.iterations() * kRounds);
+}
+
+// Both on one pool of two workers: the woken coroutine goes onto the waker's own deque, and
+// the waker suspends right after, so its worker usually pops it itself (steals_per_hand_off).
+void lesson09_ping_pong(benchmark::State& state) {
+    l9::ThreadPool pool(2);
+    run_ping_pong(state, pool, pool);
+}
+
+// Each on its own pool of one worker: every hand-off crosses to the other thread (into its
+// pool's injector, unparking its worker if it slept: parks_per_hand_off).
+void lesson09_ping_pong_two_pools(benchmark::State& state) {
+    l9::ThreadPool ping_pool(1), pong_pool(1);
+    run_ping_pong(state, ping_pool, pong_pool);
 }
 
 // ---- lesson 07 (fib only)
@@ -242,10 +313,13 @@ void register_benchmarks() {
     const auto timed = [](benchmark::internal::Benchmark* b) {
         b->Unit(benchmark::kMillisecond)->UseRealTime();
     };
+    register_wake_floor(&g_wake_floor_us);  // first: ping_pong/lesson09 compares with it
     timed(benchmark::RegisterBenchmark("spawn_await/lesson09", lesson09_spawn_await));
     timed(benchmark::RegisterBenchmark("fib25/lesson09", lesson09_fib));
     timed(benchmark::RegisterBenchmark("fib25/lesson07", lesson07_fib));
     timed(benchmark::RegisterBenchmark("ping_pong/lesson09", lesson09_ping_pong));
+    timed(
+        benchmark::RegisterBenchmark("ping_pong_two_pools/lesson09", lesson09_ping_pong_two_pools));
 #if defined(WS_HAVE_ASIO)
     timed(benchmark::RegisterBenchmark("spawn_await/asio", asio_spawn_await));
     timed(benchmark::RegisterBenchmark("ping_pong/asio", asio_ping_pong));

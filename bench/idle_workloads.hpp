@@ -32,14 +32,16 @@ inline constexpr std::uint64_t kTrickleTasks = 2000;
 inline constexpr std::chrono::microseconds kTrickleGap{50};
 
 // The counters of a wake-up benchmark: the median and the 99th percentile of its samples, in
-// microseconds (with 20 samples the "99th percentile" is the slowest one).
-inline void report_wake_samples(benchmark::State& state, std::vector<double> micros) {
-    if (micros.empty()) return;
+// microseconds (with 20 samples the "99th percentile" is the slowest one). Returns the median
+// (0 without samples).
+inline double report_wake_samples(benchmark::State& state, std::vector<double> micros) {
+    if (micros.empty()) return 0;
     std::sort(micros.begin(), micros.end());
     const auto n = micros.size();
     state.counters["median_us"] = micros[n / 2];
     state.counters["p99_us"] = micros[std::min(
         n - 1, static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(n))) - 1)];
+    return micros[n / 2];
 }
 
 // Wake-up latency: the pool idles for 300 ms (its workers are asleep by then), then one task is
@@ -69,10 +71,12 @@ void register_wake_latency(const std::string& contender, Make make) {
 // the word and calls ws::futex_wake, and the time from just before that to the thread running is
 // the iteration's time, waited for and counted as in wake_latency(). No pool can wake a worker
 // faster than this on the same machine (on a VM it includes waking a halted virtual CPU).
-inline void register_wake_floor() {
+// `medians_us`, if given, receives each run's median, for a later benchmark of the same run to
+// compare with (lesson 09's ping-pong).
+inline void register_wake_floor(std::vector<double>* medians_us = nullptr) {
     benchmark::RegisterBenchmark(
         "wake_latency/futex_floor",
-        [](benchmark::State& state) {
+        [medians_us](benchmark::State& state) {
             using Clock = std::chrono::steady_clock;
             std::atomic<std::uint32_t> round{0};  // the futex word: bumped once per wake-up
             std::atomic<bool> quit{false};
@@ -116,7 +120,8 @@ inline void register_wake_floor() {
             round.fetch_add(1, std::memory_order_release);
             ws::futex_wake(round, 1);
             sleeper.join();
-            report_wake_samples(state, std::move(micros));
+            const double median = report_wake_samples(state, std::move(micros));
+            if (medians_us != nullptr) medians_us->push_back(median);
         })
         ->UseManualTime()
         ->Iterations(kWakeSamples)
