@@ -18,7 +18,9 @@
 //   ping_pong_two_pools/lesson09  the same with ping and pong on two pools of one worker
 //                    each, so that every hand-off crosses to the other thread.
 //   wake_latency/futex_floor  that floor, registered first so that it runs first.
-// Contenders: lesson09; lesson07 (fib only: it has no suspension); asio, Asio's thread_pool with
+// Contenders: lesson09; lesson09_frame_pool (spawn_await and fib: the same with coroutine frames
+// from per-thread free lists, see operator new below); lesson07 (fib only: it has no
+// suspension); asio, Asio's thread_pool with
 // C++20 awaitables (asio::co_spawn, and asio::experimental::concurrent_channel for ping-pong),
 // when <asio.hpp> (Debian's libasio-dev) is found.
 #include <benchmark/benchmark.h>
@@ -78,6 +80,30 @@ AllocTotals alloc_totals() {
     return t;
 }
 
+// ---- A frame pool, as a contender (the *_frame_pool rows): while g_pool_small is set, an
+// allocation of up to kPooledMax bytes is rounded up to a multiple of kClassBytes and taken from
+// the calling thread's free list of that size class; its delete puts it on the free list of the
+// thread that deletes it (a frame that a thief finished goes to the thief, whose next frames
+// come from there). Never given back to malloc. In fib and spawn_await every allocation is a
+// coroutine frame, so this stands for what a promise_type::operator new with per-thread free
+// lists would buy, without touching the lesson's code. Every block carries a header with its
+// class (0: from malloc), in every row alike, so that delete knows where it goes.
+constexpr std::size_t kHeader = 16;  // keeps malloc's 16-byte alignment
+constexpr std::size_t kClassBytes = 64;
+constexpr std::size_t kClasses = 16;
+constexpr std::size_t kPooledMax = kClasses * kClassBytes;
+std::atomic<bool> g_pool_small{false};
+
+struct FreeBlock {
+    FreeBlock* next;
+};
+thread_local FreeBlock* tl_free[kClasses + 1] = {};  // by class, 1..kClasses
+
+void* with_header(void* block, std::size_t size_class) {
+    *static_cast<std::size_t*>(block) = size_class;
+    return static_cast<char*>(block) + kHeader;
+}
+
 }  // namespace
 
 // noinline: g++ would otherwise see malloc and free across an inlined new/delete pair and warn.
@@ -85,14 +111,31 @@ AllocTotals alloc_totals() {
     AllocShard& shard = my_shard();
     shard.count.fetch_add(1, std::memory_order_relaxed);
     shard.bytes.fetch_add(size, std::memory_order_relaxed);
-    if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+    // relaxed: a switch the benchmark sets before it starts its pool
+    if (size <= kPooledMax && g_pool_small.load(std::memory_order_relaxed)) {
+        const std::size_t size_class = size == 0 ? 1 : (size + kClassBytes - 1) / kClassBytes;
+        if (FreeBlock* block = tl_free[size_class]) {
+            tl_free[size_class] = block->next;
+            return with_header(block, size_class);
+        }
+        if (void* p = std::malloc(kHeader + size_class * kClassBytes))
+            return with_header(p, size_class);
+        throw std::bad_alloc();
+    }
+    if (void* p = std::malloc(kHeader + (size == 0 ? 1 : size))) return with_header(p, 0);
     throw std::bad_alloc();
 }
 [[gnu::noinline]] void operator delete(void* p) noexcept {
-    std::free(p);
+    if (p == nullptr) return;
+    void* block = static_cast<char*>(p) - kHeader;
+    const std::size_t size_class = *static_cast<std::size_t*>(block);
+    if (size_class == 0) return std::free(block);
+    auto* free_block = static_cast<FreeBlock*>(block);
+    free_block->next = tl_free[size_class];
+    tl_free[size_class] = free_block;
 }
 [[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept {
-    std::free(p);
+    operator delete(p);
 }
 
 namespace ws::bench {
@@ -237,6 +280,14 @@ void lesson09_ping_pong_two_pools(benchmark::State& state) {
     run_ping_pong(state, ping_pool, pong_pool);
 }
 
+// A lesson 09 benchmark with the frame pool on (see operator new above).
+template <void (*Benchmark)(benchmark::State&)>
+void with_frame_pool(benchmark::State& state) {
+    g_pool_small.store(true, std::memory_order_relaxed);
+    Benchmark(state);
+    g_pool_small.store(false, std::memory_order_relaxed);
+}
+
 // ---- lesson 07 (fib only)
 void lesson07_fib(benchmark::State& state) {
     lesson07::ThreadPool pool(bench_workers());
@@ -317,6 +368,9 @@ void register_benchmarks() {
     timed(benchmark::RegisterBenchmark("spawn_await/lesson09", lesson09_spawn_await));
     timed(benchmark::RegisterBenchmark("fib25/lesson09", lesson09_fib));
     timed(benchmark::RegisterBenchmark("fib25/lesson07", lesson07_fib));
+    timed(benchmark::RegisterBenchmark("spawn_await/lesson09_frame_pool",
+                                       with_frame_pool<lesson09_spawn_await>));
+    timed(benchmark::RegisterBenchmark("fib25/lesson09_frame_pool", with_frame_pool<lesson09_fib>));
     timed(benchmark::RegisterBenchmark("ping_pong/lesson09", lesson09_ping_pong));
     timed(
         benchmark::RegisterBenchmark("ping_pong_two_pools/lesson09", lesson09_ping_pong_two_pools));
