@@ -39,6 +39,11 @@ Task<void> throws_after_a_hop(ThreadPool& pool) {
     throw std::runtime_error("thrown by a spawned coroutine");
 }
 
+Task<void> move_then_throw(ThreadPool& to) {
+    co_await schedule(to);
+    throw std::runtime_error("thrown on the second pool");
+}
+
 Task<int> hop_then_answer(ThreadPool& pool, std::thread::id& before, std::thread::id& after) {
     before = current_thread();
     co_await schedule(pool);
@@ -96,6 +101,16 @@ TEST(Lesson09Ex2, WaitIdleRethrowsWhatASpawnedCoroutineThrew) {
         EXPECT_EQ(std::string(e.what()), "thrown by a spawned coroutine");
     }
     EXPECT_NO_THROW(pool.wait_idle()) << "an exception is rethrown once";
+}
+
+// The exception goes to the pool that ran the step that threw: the one whose wait_idle waited
+// for it (solution page, "On the pool").
+TEST(Lesson09Ex2, ADetachedCoroutineThatMovedThrowsIntoThePoolOfItsLastStep) {
+    ThreadPool first(1), second(1);
+    spawn(first, move_then_throw(second));
+    EXPECT_NO_THROW(first.wait_idle());
+    EXPECT_THROW(second.wait_idle(), std::runtime_error);
+    EXPECT_NO_THROW(first.wait_idle());
 }
 
 TEST(Lesson09Ex2, ScheduleMovesTheCoroutineOntoThePool) {
