@@ -30,12 +30,6 @@ using ws::testing::disarm_allocation_failures;
 using ws::testing::fail_allocation_after;
 using ws::testing::failed_allocations;
 
-#define WS_SKIP_UNLESS_ALLOCATIONS_CAN_FAIL()                                            \
-    do {                                                                                 \
-        if (!ws::testing::kCanFailAllocations)                                           \
-            GTEST_SKIP() << "needs ld --wrap (Linux): see <ws/testing/failing_new.hpp>"; \
-    } while (false)
-
 // ---- The tests.
 namespace {
 

@@ -52,6 +52,14 @@ inline constexpr bool kCanFailAllocations = true;
 inline constexpr bool kCanFailAllocations = false;
 #endif
 
+// In a GoogleTest test that needs failing allocations: skips it where they cannot fail.
+#define WS_SKIP_UNLESS_ALLOCATIONS_CAN_FAIL()                                                   \
+    do {                                                                                        \
+        if (!::ws::testing::kCanFailAllocations)                                                \
+            GTEST_SKIP() << "allocations cannot fail here: <ws/testing/failing_new.hpp> needs " \
+                            "ld --wrap (Linux, ws_fail_allocations_on_demand)";                 \
+    } while (false)
+
 // noinline: inside a coroutine, clang may keep a thread_local's address from before a co_await
 // and reuse it after, on another thread; a call it cannot see into reads it afresh.
 [[gnu::noinline]] inline void fail_allocation_after(std::int64_t successes) {
