@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -83,6 +84,26 @@ TEST(Trace, NothingIsRecordedWithoutARecorderOrOutsideATraceBuild) {
         traced_hooks_record_a_task(1);  // the same hooks, compiled with WS_TRACE=1
         EXPECT_EQ(recorder.lane(1).size(), 2u);
     }
+}
+
+// The events' clock is the processor's counter, converted with a rate the recorder measures:
+// a wrong rate (ticks taken for nanoseconds) would stretch every slice about threefold.
+TEST(Trace, EventTimesAreNanosecondsOfTheSteadyClock) {
+    using Clock = std::chrono::steady_clock;
+    ws::trace::Recorder recorder(1, 16);
+    Installed installed(recorder);
+    ws::trace::attach_worker(0);
+    const auto start = Clock::now();
+    ws::trace::record(What::task_begin);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ws::trace::record(What::task_end);
+    const auto elapsed = std::chrono::duration<double, std::nano>(Clock::now() - start).count();
+    const auto recorded =
+        static_cast<double>(recorder.lane(0).begin()[1].ns - recorder.lane(0).begin()[0].ns);
+    // 1 % for the rate's error, which is a few parts per million.
+    EXPECT_GE(recorded, 50e6 * 0.99) << "the task slept for 50 ms";
+    EXPECT_LE(recorded, elapsed * 1.01) << "steady_clock saw " << elapsed << " ns";
+    EXPECT_GE(recorder.now_ns(), recorder.lane(0).begin()[1].ns);
 }
 
 TEST(Trace, TheChromeTraceHasALanePerWorkerAndBalancedSlices) {

@@ -12,6 +12,9 @@
 // after the run, once wait_idle() or the pool's destructor has ordered the workers' writes
 // before the reader. A full lane drops further events and counts them, it never grows
 // (growing would move the buffer while its owner writes).
+//
+// What it costs (bench/trace_overhead.sh): recording is two clock reads per task and little
+// else, so it shows most on the finest tasks; the figures are in ARCHITECTURE.md (tracing).
 #pragma once
 
 #include <chrono>
@@ -20,6 +23,10 @@
 #include <iosfwd>
 #include <string_view>
 #include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 namespace ws::trace {
 
@@ -41,7 +48,58 @@ struct Event {
     std::int32_t b;
 };
 
-class Lane {
+namespace detail {
+
+// The events' clock: the processor's time-stamp counter where there is one (x86-64). Reading it
+// takes about 10 ns; steady_clock::now() (clock_gettime through the vDSO) took 20-45 ns on the
+// machine where the overhead was measured, and with two reads per task that was most of what
+// tracing cost on the spawn tree. Elsewhere, steady_clock's own ticks.
+inline std::int64_t ticks() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    return static_cast<std::int64_t>(__rdtsc());
+#else
+    return std::chrono::steady_clock::now().time_since_epoch().count();
+#endif
+}
+
+// Nanoseconds per tick of ticks(), measured against steady_clock over a few milliseconds (each
+// end read between two counter reads, again if something came in between).
+inline double measure_ns_per_tick() {
+#if defined(__x86_64__) || defined(__i386__)
+    using Clock = std::chrono::steady_clock;
+    struct Sample {
+        Clock::time_point time;
+        std::int64_t ticks;
+    };
+    const auto sample = [] {
+        Sample s{};
+        for (int tries = 0; tries < 100; ++tries) {
+            const std::int64_t before = ticks();
+            s.time = Clock::now();
+            const std::int64_t after = ticks();
+            s.ticks = before + (after - before) / 2;
+            if (after - before < 2'000) break;  // a few hundred ns: not interrupted
+        }
+        return s;
+    };
+    const Sample first = sample();
+    while (Clock::now() - first.time < std::chrono::milliseconds(3)) {
+    }
+    const Sample last = sample();
+    return std::chrono::duration<double, std::nano>(last.time - first.time).count() /
+           static_cast<double>(last.ticks - first.ticks);
+#else
+    using Period = std::chrono::steady_clock::period;
+    return 1e9 * static_cast<double>(Period::num) / static_cast<double>(Period::den);
+#endif
+}
+
+}  // namespace detail
+
+// One worker's events. Aligned to a cache line of its own: its owner writes size_ with every
+// event, and two lanes in one line would have the workers' caches pass it back and forth
+// (false sharing).
+class alignas(64) Lane {
   public:
     explicit Lane(std::size_t capacity) : events_(capacity) {}
 
@@ -50,9 +108,9 @@ class Lane {
             ++dropped_;
             return;
         }
-        const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-            std::chrono::steady_clock::now() - start_);
-        events_[size_++] = Event{ns.count(), what, a, b};
+        const auto ns =
+            static_cast<std::int64_t>(static_cast<double>(detail::ticks() - start_) * ns_per_tick_);
+        events_[size_++] = Event{ns, what, a, b};
     }
 
     // After the run only (see the top of this file).
@@ -66,26 +124,29 @@ class Lane {
     std::vector<Event> events_;
     std::size_t size_ = 0;
     std::uint64_t dropped_ = 0;
-    std::chrono::steady_clock::time_point start_;
+    std::int64_t start_ = 0;  // ticks() at time 0
+    double ns_per_tick_ = 1.0;
 };
 
 class Recorder {
   public:
-    explicit Recorder(std::size_t workers, std::size_t events_per_worker = std::size_t{1} << 20) {
+    explicit Recorder(std::size_t workers, std::size_t events_per_worker = std::size_t{1} << 20)
+        : ns_per_tick_(detail::measure_ns_per_tick()) {
         lanes_.reserve(workers);
         for (std::size_t i = 0; i < workers; ++i)
             lanes_.emplace_back(events_per_worker);
         // Time 0 once the lanes exist: allocating them takes tens of milliseconds.
-        start_ = std::chrono::steady_clock::now();
-        for (Lane& lane : lanes_)
+        start_ = detail::ticks();
+        for (Lane& lane : lanes_) {
             lane.start_ = start_;
+            lane.ns_per_tick_ = ns_per_tick_;
+        }
     }
 
     // Nanoseconds since time 0, on the clock of the events.
     std::int64_t now_ns() const {
-        return std::chrono::duration_cast<std::chrono::nanoseconds>(
-                   std::chrono::steady_clock::now() - start_)
-            .count();
+        return static_cast<std::int64_t>(static_cast<double>(detail::ticks() - start_) *
+                                         ns_per_tick_);
     }
 
     std::size_t workers() const noexcept { return lanes_.size(); }
@@ -93,7 +154,8 @@ class Recorder {
     const Lane& lane(std::size_t worker) const { return lanes_.at(worker); }
 
   private:
-    std::chrono::steady_clock::time_point start_;
+    double ns_per_tick_;
+    std::int64_t start_ = 0;
     std::vector<Lane> lanes_;
 };
 
