@@ -35,7 +35,7 @@ run() {
 import json, sys
 for b in json.load(sys.stdin)["benchmarks"]:
     if b.get("error_occurred"):
-        sys.exit(f"{b[\"name\"]}: {b.get(\"error_message\")}")
+        sys.exit(b["name"] + ": " + str(b.get("error_message")))
     print(b["name"].split("/")[1], b["real_time"], int(b.get("events", 0)))'
 }
 
@@ -43,12 +43,14 @@ ratios() {
     runs=${1:-5}
     build
     out=$(mktemp)
-    trap 'rm -f "$out"' EXIT
+    trap 'rm -f "$out" "$out.one"' EXIT
     echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
     i=0
     while [ "$i" -lt "$runs" ]; do
-        run bench | sed "s/^/$i plain /" >>"$out"
-        run trace | sed "s/^/$i traced /" >>"$out"
+        run bench >"$out.one"
+        sed "s/^/$i plain /" "$out.one" >>"$out"
+        run trace >"$out.one"
+        sed "s/^/$i traced /" "$out.one" >>"$out"
         i=$((i + 1))
     done
     echo "load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
