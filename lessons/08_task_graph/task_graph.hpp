@@ -300,7 +300,10 @@ inline void TaskGraph::start(ThreadPool& pool) {
     // TODO(exercise 1): run() waits until pending_ reaches zero, so it holds the number of
     // nodes of this run; and every node that has no predecessor is on the pool. Rules: push
     // nothing that has a predecessor (it would run too early, and again when released); a node
-    // is a Job, so push it as it is — no allocation per node. Checked by Lesson08Ex1.
+    // is a Job, so push it as it is — no allocation per node; pool.push throws std::bad_alloc
+    // when a deque cannot grow, and a source is ready all the same: it still runs, once, and
+    // start() must not throw while the sources pushed before it run. Checked by Lesson08Ex1
+    // (and the failed push by Lesson08Ex4, whose test runs a graph again).
     (void)pool;
     throw NotImplemented("lesson 08, exercise 1: TaskGraph::start");
 }
@@ -313,7 +316,9 @@ inline void TaskGraph::release_successors(NodeState& node, ThreadPool& pool) {
     // worker, onto its own deque. Rules: exactly one node pushes each successor, and only once
     // all its predecessors have finished; what every predecessor wrote must be visible to the
     // successor's task, whichever predecessor finished last (name the order you pick and what
-    // it pairs with: no test reliably catches a too-weak order). Checked by Lesson08Ex2.
+    // it pairs with: no test reliably catches a too-weak order); this runs inside a Job, which
+    // must not throw, and pool.push throws std::bad_alloc when a deque cannot grow: a ready
+    // successor still runs, once. Checked by Lesson08Ex2.
     (void)node;
     (void)pool;
     throw NotImplemented("lesson 08, exercise 2: TaskGraph::release_successors");

@@ -1,0 +1,268 @@
+// Lesson 08: a ready node whose push runs out of memory. pool.push throws std::bad_alloc when a
+// worker's deque must grow and cannot; the node is ready all the same, so start() (exercise 1)
+// and release_successors() (exercise 2) must still run it, exactly once, and the run ends as
+// any run does: run() returns, or rethrows a node's exception (exercise 4). The tests of
+// start() are in suite Lesson08Ex4: they run a graph a second time (exercise 3).
+//
+// Deterministic: a node's task turns on refuse_allocations() for its own worker thread, and
+// every operator new that thread makes then throws std::bad_alloc, until a later node turns it
+// off. On a pool of one worker whose deque starts with room for kRoom jobs, the first kRoom
+// pushes fit and every later one needs a growth, which fails: which nodes are pushed and which
+// must run at once is known in advance.
+//
+// How an allocation is refused: the linker sends every call of operator new and operator new[]
+// in this lesson's test programs to __wrap__Znwm / __wrap__Znam below (ld --wrap, set in the
+// root CMakeLists.txt), which throw when this thread refuses and call the real operator
+// otherwise. Replacing operator new outright, as lesson 06's test does, clashes with
+// ThreadSanitizer's runtime, which defines it too (a link error); with --wrap the same test
+// runs in the plain build and under both sanitizers. Only calls made by code compiled into the
+// program are redirected (not libstdc++'s own), which is where the deque's growth is.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <vector>
+
+#include "exercises.hpp"
+#include "helpers.hpp"
+
+namespace {
+thread_local bool tl_refuse = false;
+std::atomic<std::uint64_t> g_refused{0};
+}  // namespace
+
+#if defined(WS_WRAPPED_OPERATOR_NEW)
+namespace {
+[[noreturn]] void refuse() {
+    g_refused.fetch_add(1, std::memory_order_relaxed);
+    throw std::bad_alloc();
+}
+}  // namespace
+
+extern "C" {
+void* __real__Znwm(std::size_t size);
+void* __real__Znam(std::size_t size);
+void* __wrap__Znwm(std::size_t size) {
+    if (tl_refuse) refuse();
+    return __real__Znwm(size);
+}
+void* __wrap__Znam(std::size_t size) {
+    if (tl_refuse) refuse();
+    return __real__Znam(size);
+}
+}
+#endif
+
+namespace {
+
+using lesson08_test::Node;
+using lesson08_test::TaskGraph;
+using ws::lesson08::Config;
+using ws::lesson08::ThreadPool;
+
+constexpr std::size_t kRoom = 4;   // the deque's first capacity
+constexpr std::size_t kWide = 64;  // nodes released at once: kWide - kRoom pushes fail
+
+#if defined(WS_WRAPPED_OPERATOR_NEW)
+constexpr bool kCanRefuse = true;
+#else
+constexpr bool kCanRefuse = false;
+#endif
+#define WS_SKIP_WITHOUT_WRAP()                                                                \
+    do {                                                                                      \
+        if (!kCanRefuse) GTEST_SKIP() << "needs ld --wrap (Linux): see the top of this file"; \
+    } while (false)
+
+// Turns refusing on or off for the calling thread (a worker: a node's task calls it).
+void refuse_allocations(bool on) {
+    tl_refuse = on;
+}
+
+std::uint64_t refused_so_far() {
+    return g_refused.load(std::memory_order_relaxed);
+}
+
+struct NodeFailed {};  // thrown by a node; allocates nothing
+
+// A graph, the pool of one worker with a deque of kRoom slots that runs it, and the nodes' run
+// counts (kept without allocating: the tasks run while allocations are refused).
+struct RefusedRun {
+    explicit RefusedRun(std::size_t nodes) : runs(nodes) {}
+
+    TaskGraph graph;  // first: destroyed after the pool, which may still hold its nodes
+    ThreadPool pool{Config{.num_workers = 1, .local_queue_capacity = kRoom}};
+    std::vector<std::atomic<int>> runs;
+    std::atomic<int> early{0};  // nodes that started before a predecessor had finished
+    std::atomic<bool> threw_bad_alloc{false}, threw_node_failed{false}, threw_other{false};
+
+    void ran(std::size_t i) { runs[i].fetch_add(1, std::memory_order_relaxed); }
+    int runs_of(std::size_t i) const { return runs[i].load(std::memory_order_relaxed); }
+    void expect_done(std::size_t i) {
+        if (runs_of(i) != 1) early.fetch_add(1, std::memory_order_relaxed);
+    }
+    std::size_t not_once(std::size_t begin, std::size_t end) const {
+        std::size_t n = 0;
+        for (std::size_t i = begin; i < end; ++i)
+            n += runs_of(i) != 1;
+        return n;
+    }
+    void forget_runs() {
+        for (auto& r : runs)
+            r.store(0);
+    }
+    // The cycle check allocates: run once on another pool, the graph is not checked again.
+    void check_for_cycles_once() {
+        ThreadPool other(1);
+        try {
+            ws::lesson08::run(other, graph);
+        } catch (const NodeFailed&) {
+        }
+        forget_runs();
+    }
+    // run(pool, graph) from a task of the pool that refuses allocations, so that start()'s
+    // pushes beyond the deque's kRoom slots fail; what it threw is recorded.
+    void run_refusing_allocations() {
+        lesson08_test::on_worker(pool, [this] {
+            refuse_allocations(true);
+            try {
+                ws::lesson08::run(pool, graph);
+            } catch (const std::bad_alloc&) {
+                threw_bad_alloc = true;
+            } catch (const NodeFailed&) {
+                threw_node_failed = true;
+            } catch (...) {
+                threw_other = true;
+            }
+            refuse_allocations(false);
+        });
+    }
+};
+
+// f(setup) on a thread of its own; false if it has not returned within 5 s (scaled), and then
+// `setup` is leaked: the run that hangs still uses it. (A node whose push failed and that is
+// then dropped leaves the run waiting for ever.)
+template <typename F>
+bool returns_within(std::unique_ptr<RefusedRun>& setup, F f) {
+    ws::testing::DetachedCall call([s = setup.get(), f] { f(*s); });
+    if (call.wait_for(std::chrono::seconds(5 * ws::testing::slowdown()))) return true;
+    (void)setup.release();
+    return false;
+}
+
+}  // namespace
+
+// start() (exercise 1): kWide independent nodes; start's pushes beyond the deque's first kRoom
+// fail. In suite Lesson08Ex4, an error, because the failing run is the graph's second (the
+// first checked for cycles, which allocates): it needs exercise 3's reset.
+TEST(Lesson08Ex4, ASourceWhosePushRunsOutOfMemoryStillRunsOnce) {
+    WS_SKIP_WITHOUT_WRAP();
+    auto setup = std::make_unique<RefusedRun>(kWide);
+    RefusedRun* s = setup.get();
+    for (std::size_t i = 0; i < kWide; ++i)
+        s->graph.emplace([s, i] { s->ran(i); });
+    s->check_for_cycles_once();
+
+    const std::uint64_t refused_before = refused_so_far();
+    ASSERT_TRUE(returns_within(setup, [](RefusedRun& x) { x.run_refusing_allocations(); }))
+        << "run() did not return: a source whose push failed was dropped?";
+    EXPECT_GT(refused_so_far(), refused_before)
+        << "no push was refused: the test did not reach the out-of-memory path";
+    EXPECT_FALSE(s->threw_bad_alloc.load())
+        << "run() threw the push's std::bad_alloc: a ready source whose push fails must run "
+           "right there (start may not throw while the sources pushed before it run)";
+    EXPECT_FALSE(s->threw_other.load());
+    EXPECT_EQ(s->not_once(0, kWide), 0u) << "sources that did not run exactly once";
+}
+
+// release_successors(): a source before kWide middles before a sink. The source's task refuses
+// allocations, so its release pushes only kRoom middles and must run the others at once; the
+// sink's task stops refusing. (A std::bad_alloc out of a node's Job ends the process.)
+TEST(Lesson08Ex2, ASuccessorWhosePushRunsOutOfMemoryStillRunsOnce) {
+    WS_SKIP_WITHOUT_WRAP();
+    auto setup =
+        std::make_unique<RefusedRun>(kWide + 2);  // 0: source, 1..kWide: middles, then sink
+    RefusedRun* s = setup.get();
+    constexpr std::size_t kSink = kWide + 1;
+    Node source = s->graph.emplace([s] {
+        s->ran(0);
+        refuse_allocations(true);
+    });
+    Node sink = s->graph.emplace([s] {
+        refuse_allocations(false);
+        for (std::size_t i = 1; i <= kWide; ++i)
+            s->expect_done(i);
+        s->ran(kSink);
+    });
+    for (std::size_t i = 1; i <= kWide; ++i) {
+        Node middle = s->graph.emplace([s, i] {
+            s->expect_done(0);
+            s->ran(i);
+        });
+        source.precede(middle);
+        middle.precede(sink);
+    }
+
+    const std::uint64_t refused_before = refused_so_far();
+    ASSERT_TRUE(returns_within(setup, [](RefusedRun& x) {
+        ws::lesson08::run(x.pool, x.graph);
+        lesson08_test::on_worker(x.pool, [] { refuse_allocations(false); });  // if the sink did not
+    })) << "run() did not return: a successor whose push failed was dropped?";
+    EXPECT_GT(refused_so_far(), refused_before)
+        << "no push was refused: the test did not reach the out-of-memory path";
+    EXPECT_EQ(s->not_once(0, kWide + 2), 0u) << "nodes that did not run exactly once";
+    EXPECT_EQ(s->early.load(), 0) << "nodes that started before a predecessor had finished";
+
+    // Nothing of the failure remains: the graph runs again, and the deque can grow now.
+    ws::lesson08::run(s->pool, s->graph);
+    for (std::size_t i = 0; i < kWide + 2; ++i)
+        EXPECT_EQ(s->runs_of(i), 2) << "node " << i << " in the second run";
+}
+
+// A node run at once because its push failed, and which throws: the run ends as any failed run
+// does: kWide sources before a sink, and one of the sources start() must run at once throws. One
+// worker: the sources pushed before it have not started, so they are skipped, as are the
+// sources after it and the sink; none runs twice, and run() rethrows the node's exception.
+TEST(Lesson08Ex4, ANodeRunAtOnceAfterAFailedPushThatThrowsEndsTheRunAsAnyFailure) {
+    WS_SKIP_WITHOUT_WRAP();
+    auto setup = std::make_unique<RefusedRun>(kWide + 1);
+    RefusedRun* s = setup.get();
+    constexpr std::size_t kThrower = kRoom + 5;  // among the sources start() must run at once
+    Node sink = s->graph.emplace([s] { s->ran(kWide); });
+    for (std::size_t i = 0; i < kWide; ++i) {
+        s->graph
+            .emplace([s, i] {
+                s->ran(i);
+                if (i == kThrower) throw NodeFailed{};
+            })
+            .precede(sink);
+    }
+    s->check_for_cycles_once();
+
+    const std::uint64_t refused_before = refused_so_far();
+    ASSERT_TRUE(returns_within(setup, [](RefusedRun& x) { x.run_refusing_allocations(); }))
+        << "run() did not return";
+    EXPECT_GT(refused_so_far(), refused_before)
+        << "no push was refused: the test did not reach the out-of-memory path";
+    EXPECT_TRUE(s->threw_node_failed.load())
+        << "run() did not rethrow the exception of the node it ran at once";
+    EXPECT_FALSE(s->threw_bad_alloc.load()) << "run() threw the push's std::bad_alloc";
+    EXPECT_FALSE(s->threw_other.load());
+    std::size_t twice = 0;
+    for (std::size_t i = 0; i <= kWide; ++i)
+        twice += s->runs_of(i) > 1;
+    EXPECT_EQ(twice, 0u) << "nodes that ran more than once";
+    EXPECT_EQ(s->runs_of(kThrower), 1);
+    EXPECT_EQ(s->runs_of(kWide), 0) << "the sink ran after a source had failed";
+    for (std::size_t i = 0; i < kWide; ++i) {
+        if (i == kThrower) continue;
+        const bool before_the_failure = i >= kRoom && i < kThrower;
+        EXPECT_EQ(s->runs_of(i), before_the_failure ? 1 : 0)
+            << "source " << i
+            << (before_the_failure ? ", run at once before the failure,"
+                                   : ", not started before the failure,");
+    }
+}
