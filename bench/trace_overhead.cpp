@@ -63,11 +63,40 @@ void register_recorded_tree(const std::string& contender) {
         ->UseManualTime();
 }
 
+// Where the time of one event goes (bench/trace_overhead.sh parts): a read of the events' clock,
+// a read of steady_clock for comparison, and a whole hook, one thread, into a lane with room for
+// every event (in the bench build the hook is empty and this measures an empty loop).
+constexpr std::int64_t kEvents = std::int64_t{1} << 22;
+
+void register_event_costs() {
+    benchmark::RegisterBenchmark("event_cost/clock_ticks", [](benchmark::State& state) {
+        for (auto _ : state)
+            benchmark::DoNotOptimize(trace::detail::ticks());
+    });
+    benchmark::RegisterBenchmark("event_cost/steady_clock_now", [](benchmark::State& state) {
+        for (auto _ : state)
+            benchmark::DoNotOptimize(std::chrono::steady_clock::now());
+    });
+    benchmark::RegisterBenchmark("event_cost/hook", [](benchmark::State& state) {
+        trace::Recorder recorder(1, static_cast<std::size_t>(kEvents));
+        trace::install(&recorder);
+        trace::attach_worker(0);
+        for (auto _ : state) {
+            WS_TRACE_EVENT(task_begin);
+            benchmark::ClobberMemory();
+        }
+        trace::install(nullptr);
+        trace::attach_worker(0);  // detaches this thread
+        if (recorder.lane(0).dropped() != 0) state.SkipWithError("the lane was full");
+    })->Iterations(kEvents);
+}
+
 }  // namespace
 
 void register_benchmarks() {
     register_recorded_tree<lesson03::ThreadPool>("lesson03");
     register_recorded_tree<lesson07::ThreadPool>("lesson07");
+    register_event_costs();
 }
 
 }  // namespace ws::bench

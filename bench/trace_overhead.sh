@@ -9,6 +9,9 @@
 #                                              (default 5) and prints, per lesson, the median
 #                                              spawn-tree time of each and the ratio traced/plain
 #                                              (median and range over the RUNS pairs)
+#   bench/trace_overhead.sh parts              where one event's time goes, in the trace build:
+#                                              a read of the events' clock, one of
+#                                              steady_clock, and a whole hook (one thread)
 #   bench/trace_overhead.sh nothing            compiles every reference pool (solutions/NN) as it
 #                                              is and with its hooks deleted, at the bench
 #                                              preset's flags, and compares the object code:
@@ -73,6 +76,13 @@ for lesson, kinds in sorted(times.items()):
     if events[(lesson, "plain")] != {0}:
         sys.exit(f"{lesson}: the plain build recorded events: its hooks are not compiled out")
 EOF
+}
+
+parts() {
+    build
+    echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+    "$root/trace/$binary" --benchmark_filter=event_cost --benchmark_repetitions=5 \
+        --benchmark_report_aggregates_only=true 2>/dev/null | grep -E '^Benchmark|_median'
 }
 
 # The pools' hooks with tracing off: the same object code as no hooks at all.
@@ -157,9 +167,10 @@ for e in json.load(open(sys.argv[1])):
 case "${1:-ratios}" in
 build) build ;;
 ratios) ratios "${2:-5}" ;;
+parts) parts ;;
 nothing) nothing ;;
 *)
-    echo "usage: $0 build | ratios [RUNS] | nothing" >&2
+    echo "usage: $0 build | ratios [RUNS] | parts | nothing" >&2
     exit 2
     ;;
 esac
