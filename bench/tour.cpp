@@ -11,6 +11,7 @@
 #include "06_injector/thread_pool.hpp"
 #include "contenders.hpp"
 #include "lesson07_contender.hpp"
+#include "lesson08_contender.hpp"
 #include "lesson09_contender.hpp"
 
 namespace ws::bench {
@@ -33,6 +34,7 @@ void register_benchmarks() {
     register_pool<lesson05::ThreadPool>("lesson05");
     register_pool<lesson06::ThreadPool>("lesson06");
     register_lesson07();
+    register_lesson08();
     register_lesson09();
 }
 
