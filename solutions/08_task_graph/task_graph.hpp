@@ -130,7 +130,7 @@ class TaskGraph {
 
     std::vector<std::unique_ptr<NodeState>> nodes_;
     std::atomic<bool> running_{false};
-    bool acyclic_ = true;         // known acyclic since the last change of nodes or edges
+    bool acyclic_ = true;         // known acyclic since the last new edge
     std::uint64_t runs_ = 0;      // runs started (each one past the cycle check)
     ThreadPool* pool_ = nullptr;  // the pool of the current run
     // Nodes of this run that have not finished: run() returns when it reaches zero.
@@ -199,8 +199,7 @@ Node TaskGraph::emplace(F f) {
         static_assert(std::is_invocable_v<F&>, "a node's task is f() or f(Subflow&)");
         node->work = std::move(f);
     }
-    nodes_.push_back(std::move(node));
-    acyclic_ = false;
+    nodes_.push_back(std::move(node));  // a node without edges closes no cycle: acyclic_ stays
     return Node(nodes_.back().get());
 }
 
