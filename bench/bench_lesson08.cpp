@@ -65,6 +65,7 @@ class Lesson08Graph {
         }
     }
     void run() { lesson08::run(pool_, graph_); }
+    const lesson08::ThreadPool& pool() const { return pool_; }
 
   private:
     lesson08::ThreadPool pool_;
@@ -168,8 +169,16 @@ void register_graphs(const std::string& contender, Make make) {
             (std::string(w.name) + "/" + contender).c_str(),
             [make, w](benchmark::State& state) {
                 auto graph = make(w.shape, iterations_for(w.per_task));
-                for (auto _ : state)
-                    graph->run();
+                if constexpr (requires { graph->pool(); }) {
+                    // lesson 08's rows: the steals per run, to see how the graph spreads
+                    const StealCounters counters(graph->pool());
+                    for (auto _ : state)
+                        graph->run();
+                    counters.report(state, graph->pool());
+                } else {
+                    for (auto _ : state)
+                        graph->run();
+                }
                 state.SetItemsProcessed(state.iterations() * w.shape.stages * w.shape.width);
             })
             ->Unit(benchmark::kMillisecond)
