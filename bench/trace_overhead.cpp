@@ -1,11 +1,12 @@
 // ws_trace_overhead: what recording a timeline costs (bench/trace_overhead.sh). Lesson 03's and
-// lesson 07's reference pools run the benchmarks' spawn tree (262,143 tasks) with a recorder
-// installed, a fresh pool and a fresh recorder for every timed run. The same source is built in
+// lesson 07's reference pools run the benchmarks' spawn tree (262,143 tasks) and imbalanced
+// workload (20,000 tasks) with a recorder installed, a fresh pool and a fresh recorder for
+// every timed run. The same source is built in
 // the `bench` preset, where the pools' hooks compile to nothing and the recorder is made but
 // never written, and in the `trace` preset, where every worker records every event: the ratio
 // of the two times is the overhead of tracing.
 //
-// Only the spawn tree and its wait_idle() are timed: making the recorder (zeroing its lanes)
+// Only the workload and its wait_idle() are timed: making the recorder (zeroing its lanes)
 // and starting and stopping the pool are not, as they would be in any traced program.
 #include <benchmark/benchmark.h>
 
@@ -24,15 +25,17 @@
 namespace ws::bench {
 namespace {
 
-// Room for every event of one spawn tree in each lane: 2 per task, and the steal attempts of a
-// worker that finds nothing. A run that drops events is reported as an error, not timed.
-constexpr std::size_t kEventsPerWorker = std::size_t{1} << 21;
+// Room for every event of one run in each lane: 2 per task, and the steal attempts of a worker
+// that finds nothing. A run that drops events is reported as an error, not timed.
+constexpr std::size_t kEventsPerWorker = std::size_t{1} << 20;
 
-template <typename Pool>
-void register_recorded_tree(const std::string& contender) {
+// "<workload>_recorded/<contender>": `run(pool)` timed, with a fresh recorder and pool each time.
+template <typename Pool, typename Run>
+void register_recorded(const std::string& workload, const std::string& contender,
+                       std::uint64_t tasks, Run run) {
     benchmark::RegisterBenchmark(
-        ("spawn_tree_recorded/" + contender).c_str(),
-        [](benchmark::State& state) {
+        (workload + "_recorded/" + contender).c_str(),
+        [tasks, run](benchmark::State& state) {
             const std::size_t workers = bench_workers();
             std::uint64_t events = 0;
             for (auto _ : state) {
@@ -41,7 +44,7 @@ void register_recorded_tree(const std::string& contender) {
                 {
                     Pool pool(workers);
                     const auto start = std::chrono::steady_clock::now();
-                    spawn_tree(pool, kTreeDepth);
+                    run(pool);
                     state.SetIterationTime(
                         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
                             .count());
@@ -56,11 +59,26 @@ void register_recorded_tree(const std::string& contender) {
             // Per run: 0 in the bench build, at least 2 per task in the trace build.
             state.counters["events"] =
                 benchmark::Counter(static_cast<double>(events), benchmark::Counter::kAvgIterations);
-            state.SetItemsProcessed(state.iterations() *
-                                    static_cast<std::int64_t>(spawn_tree_tasks(kTreeDepth)));
+            state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(tasks));
         })
         ->Unit(benchmark::kMillisecond)
         ->UseManualTime();
+}
+
+// The imbalanced workload's unit of work as a fixed number of kernel iterations, not calibrated
+// (iterations_for) as the benchmarks do: the two builds run in separate processes and would
+// each calibrate their own, and do different work. 1,892 is 2.67 us where it was measured.
+constexpr std::uint64_t kImbalancedUnitIterations = 1'892;
+
+// The spawn tree, whose tasks are the smallest (tens of ns: the overhead's worst case), and the
+// imbalanced workload, whose tasks take about 5 us on average.
+template <typename Pool>
+void register_recorded_workloads(const std::string& contender) {
+    register_recorded<Pool>("spawn_tree", contender, spawn_tree_tasks(kTreeDepth),
+                            [](Pool& pool) { spawn_tree(pool, kTreeDepth); });
+    register_recorded<Pool>("imbalanced", contender, kImbalancedTasks, [](Pool& pool) {
+        imbalanced_from_one(pool, kImbalancedTasks, kImbalancedUnitIterations);
+    });
 }
 
 // Where the time of one event goes (bench/trace_overhead.sh parts): a read of the events' clock,
@@ -94,8 +112,8 @@ void register_event_costs() {
 }  // namespace
 
 void register_benchmarks() {
-    register_recorded_tree<lesson03::ThreadPool>("lesson03");
-    register_recorded_tree<lesson07::ThreadPool>("lesson07");
+    register_recorded_workloads<lesson03::ThreadPool>("lesson03");
+    register_recorded_workloads<lesson07::ThreadPool>("lesson07");
     register_event_costs();
 }
 

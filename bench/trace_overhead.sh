@@ -5,10 +5,12 @@
 #                                              the bench preset (hooks compiled out) and in the
 #                                              trace preset (hooks recording), each in
 #                                              $WS_BUILD_ROOT (or build/)/bench and .../trace
-#   bench/trace_overhead.sh ratios [RUNS]      runs the two builds alternately RUNS times
-#                                              (default 5) and prints, per lesson, the median
-#                                              spawn-tree time of each and the ratio traced/plain
-#                                              (median and range over the RUNS pairs)
+#   bench/trace_overhead.sh ratios [RUNS [WORKLOAD]]
+#                                              runs the two builds alternately RUNS times
+#                                              (default 5) on WORKLOAD (spawn_tree, the default,
+#                                              or imbalanced) and prints per lesson the median
+#                                              time of each and the ratio traced/plain (median
+#                                              and range over the RUNS pairs)
 #   bench/trace_overhead.sh parts              where one event's time goes, in the trace build:
 #                                              a read of the events' clock, one of
 #                                              steady_clock, and a whole hook (one thread)
@@ -31,28 +33,38 @@ build() {
     done
 }
 
-# run PRESET: one run of that build's benchmarks; prints "lesson milliseconds events" lines.
+# run PRESET WORKLOAD: one run of that build's benchmarks of the workload; prints
+# "workload/lesson milliseconds events" lines.
 run() {
-    "$root/$1/$binary" --benchmark_filter=spawn_tree_recorded --benchmark_format=json 2>/dev/null |
+    "$root/$1/$binary" --benchmark_filter="^$2_recorded/" --benchmark_format=json 2>/dev/null |
         python3 -c '
 import json, sys
 for b in json.load(sys.stdin)["benchmarks"]:
     if b.get("error_occurred"):
         sys.exit(b["name"] + ": " + str(b.get("error_message")))
-    print(b["name"].split("/")[1], b["real_time"], int(b.get("events", 0)))'
+    workload, lesson = b["name"].split("/")[:2]
+    print(workload.removesuffix("_recorded") + "/" + lesson, b["real_time"], int(b.get("events", 0)))'
 }
 
 ratios() {
     runs=${1:-5}
+    workload=${2:-spawn_tree}
+    case "$workload" in
+    spawn_tree | imbalanced) ;;
+    *)
+        echo "$0: no workload $workload (spawn_tree, imbalanced)" >&2
+        exit 2
+        ;;
+    esac
     build
     out=$(mktemp)
     trap 'rm -f "$out" "$out.one"' EXIT
     echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
     i=0
     while [ "$i" -lt "$runs" ]; do
-        run bench >"$out.one"
+        run bench "$workload" >"$out.one"
         sed "s/^/$i plain /" "$out.one" >>"$out"
-        run trace >"$out.one"
+        run trace "$workload" >"$out.one"
         sed "s/^/$i traced /" "$out.one" >>"$out"
         i=$((i + 1))
     done
@@ -64,13 +76,12 @@ times, events = {}, {}
 for run, kind, lesson, ms, n in rows:
     times.setdefault(lesson, {}).setdefault(kind, {})[run] = float(ms)
     events.setdefault((lesson, kind), set()).add(int(n))
-print(f"spawn tree (262,143 tasks, a fresh pool and recorder per timed run), {sys.argv[2]} runs "
-      "of each build, alternately")
-print(f"{'lesson':<10}{'plain ms':>10}{'traced ms':>11}{'ratio median':>14}  range        events/run")
+print(f"a fresh pool and recorder per timed run; {sys.argv[2]} runs of each build, alternately")
+print(f"{'workload/lesson':<22}{'plain ms':>10}{'traced ms':>11}{'ratio median':>14}  range        events/run")
 for lesson, kinds in sorted(times.items()):
     plain, traced = kinds["plain"], kinds["traced"]
     r = sorted(traced[k] / plain[k] for k in plain)
-    print(f"{lesson:<10}{statistics.median(plain.values()):>10.2f}"
+    print(f"{lesson:<22}{statistics.median(plain.values()):>10.2f}"
           f"{statistics.median(traced.values()):>11.2f}{statistics.median(r):>14.3f}"
           f"  {r[0]:.3f}-{r[-1]:.3f}  {max(events[(lesson, 'traced')]):,}")
     if events[(lesson, "plain")] != {0}:
@@ -166,11 +177,11 @@ for e in json.load(open(sys.argv[1])):
 
 case "${1:-ratios}" in
 build) build ;;
-ratios) ratios "${2:-5}" ;;
+ratios) ratios "${2:-5}" "${3:-spawn_tree}" ;;
 parts) parts ;;
 nothing) nothing ;;
 *)
-    echo "usage: $0 build | ratios [RUNS] | parts | nothing" >&2
+    echo "usage: $0 build | ratios [RUNS [spawn_tree|imbalanced]] | parts | nothing" >&2
     exit 2
     ;;
 esac
