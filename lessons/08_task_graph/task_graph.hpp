@@ -136,10 +136,11 @@ class TaskGraph {
     bool acyclic_ = true;         // known acyclic since the last new edge
     std::uint64_t runs_ = 0;      // runs started (each one past the cycle check)
     ThreadPool* pool_ = nullptr;  // the pool of the current run
+    // Set by the first node that throws: the nodes that have not started are skipped. Every
+    // node reads it, so it is not on pending_'s cache line, which every node writes.
+    std::atomic<bool> cancelled_{false};
     // Nodes of this run that have not finished: run() returns when it reaches zero.
     alignas(64) std::atomic<std::size_t> pending_{0};
-    // Set by the first node that throws: the nodes that have not started are skipped.
-    std::atomic<bool> cancelled_{false};
     std::mutex error_mutex_;
     std::exception_ptr first_error_;  // guarded by error_mutex_
 };
