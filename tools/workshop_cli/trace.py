@@ -2,7 +2,8 @@
 recorded (the `trace` preset builds bench/trace_run.cpp against the lesson, with the hooks of
 <ws/trace.hpp> compiled in), then a summary per worker and a timeline picture.
 
-The trace is a Chrome Trace Event file (Perfetto and chrome://tracing open it); summarize() and
+The trace is a Chrome Trace Event file (Chromium's DevTools Performance panel and Perfetto open it;
+book/tools/trace-viewer.js checks that the panel does); summarize() and
 problems() read it back, so what the summary says is what the picture shows."""
 from __future__ import annotations
 
@@ -202,7 +203,7 @@ def run(lesson: Lesson, workload: str, workers: int, solution: bool, out_dir: Pa
               "reference's steal code; stats() counted them)")
     for p in problems:
         print(f"inconsistent: {p}")
-    print(f"\ntrace: {b.shown(trace_json)}  (open it in ui.perfetto.dev or chrome://tracing)")
+    print(f"\ntrace: {b.shown(trace_json)}  (open it in Chromium's DevTools, Performance panel, 'Load profile'; or in ui.perfetto.dev)")
     svg = out_dir / "timeline.svg"
     if DRAW.exists():
         _draw(trace_json, svg)
