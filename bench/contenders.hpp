@@ -45,7 +45,7 @@ inline std::size_t bench_workers() {
 // A contender with stats() is one of the lessons' pools, and it must keep the whole pool
 // contract: read() checks ws::Pool<E> at compile time. Every contender of the standard workloads
 // comes through here (register_pool_workloads), so each benchmark binary checks the pools it
-// measures: bench_lessonNN its lessons', ws_tour those of lessons 01 to 07. The peers
+// measures: bench_lessonNN its lessons', ws_tour those of lessons 01 to 08. The peers
 // (sequential code, oneTBB) and lesson 00's SerialExecutor have no stats(): executors, not pools.
 template <typename E>
 class StealCounters {
