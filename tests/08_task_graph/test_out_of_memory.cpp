@@ -10,13 +10,9 @@
 // pushes fit and every later one needs a growth, which fails: which nodes are pushed and which
 // must run at once is known in advance.
 //
-// How an allocation is refused: the linker sends every call of operator new and operator new[]
-// in this lesson's test programs to __wrap__Znwm / __wrap__Znam below (ld --wrap, set in the
-// root CMakeLists.txt), which throw when this thread refuses and call the real operator
-// otherwise. Replacing operator new outright, as lesson 06's test does, clashes with
-// ThreadSanitizer's runtime, which defines it too (a link error); with --wrap the same test
-// runs in the plain build and under both sanitizers. Only calls made by code compiled into the
-// program are redirected (not libstdc++'s own), which is where the deque's growth is.
+// How an allocation is refused: <ws/testing/failing_new.hpp> (ld --wrap of operator new, set by
+// ws_fail_allocations_on_demand in the root CMakeLists.txt), which works in the plain build
+// and under both sanitizers.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -27,35 +23,10 @@
 #include <new>
 #include <vector>
 
+#include <ws/testing/failing_new.hpp>
+
 #include "exercises.hpp"
 #include "helpers.hpp"
-
-namespace {
-thread_local bool tl_refuse = false;
-std::atomic<std::uint64_t> g_refused{0};
-}  // namespace
-
-#if defined(WS_WRAPPED_OPERATOR_NEW)
-namespace {
-[[noreturn]] void refuse() {
-    g_refused.fetch_add(1, std::memory_order_relaxed);
-    throw std::bad_alloc();
-}
-}  // namespace
-
-extern "C" {
-void* __real__Znwm(std::size_t size);
-void* __real__Znam(std::size_t size);
-void* __wrap__Znwm(std::size_t size) {
-    if (tl_refuse) refuse();
-    return __real__Znwm(size);
-}
-void* __wrap__Znam(std::size_t size) {
-    if (tl_refuse) refuse();
-    return __real__Znam(size);
-}
-}
-#endif
 
 namespace {
 
@@ -67,23 +38,10 @@ using ws::lesson08::ThreadPool;
 constexpr std::size_t kRoom = 4;   // the deque's first capacity
 constexpr std::size_t kWide = 64;  // nodes released at once: kWide - kRoom pushes fail
 
-#if defined(WS_WRAPPED_OPERATOR_NEW)
-constexpr bool kCanRefuse = true;
-#else
-constexpr bool kCanRefuse = false;
-#endif
-#define WS_SKIP_WITHOUT_WRAP()                                                                \
-    do {                                                                                      \
-        if (!kCanRefuse) GTEST_SKIP() << "needs ld --wrap (Linux): see the top of this file"; \
-    } while (false)
-
-// Turns refusing on or off for the calling thread (a worker: a node's task calls it).
-void refuse_allocations(bool on) {
-    tl_refuse = on;
-}
+using ws::testing::refuse_allocations;  // for the calling thread (a worker: a node's task)
 
 std::uint64_t refused_so_far() {
-    return g_refused.load(std::memory_order_relaxed);
+    return ws::testing::failed_allocations();
 }
 
 struct NodeFailed {};  // thrown by a node; allocates nothing
@@ -159,7 +117,7 @@ bool returns_within(std::unique_ptr<RefusedRun>& setup, F f) {
 // fail. In suite Lesson08Ex4, an error, because the failing run is the graph's second (the
 // first checked for cycles, which allocates): it needs exercise 3's reset.
 TEST(Lesson08Ex4, ASourceWhosePushRunsOutOfMemoryStillRunsOnce) {
-    WS_SKIP_WITHOUT_WRAP();
+    WS_SKIP_UNLESS_ALLOCATIONS_CAN_FAIL();
     auto setup = std::make_unique<RefusedRun>(kWide);
     RefusedRun* s = setup.get();
     for (std::size_t i = 0; i < kWide; ++i)
@@ -182,7 +140,7 @@ TEST(Lesson08Ex4, ASourceWhosePushRunsOutOfMemoryStillRunsOnce) {
 // allocations, so its release pushes only kRoom middles and must run the others at once; the
 // sink's task stops refusing. (A std::bad_alloc out of a node's Job ends the process.)
 TEST(Lesson08Ex2, ASuccessorWhosePushRunsOutOfMemoryStillRunsOnce) {
-    WS_SKIP_WITHOUT_WRAP();
+    WS_SKIP_UNLESS_ALLOCATIONS_CAN_FAIL();
     auto setup =
         std::make_unique<RefusedRun>(kWide + 2);  // 0: source, 1..kWide: middles, then sink
     RefusedRun* s = setup.get();
@@ -227,7 +185,7 @@ TEST(Lesson08Ex2, ASuccessorWhosePushRunsOutOfMemoryStillRunsOnce) {
 // worker: the sources pushed before it have not started, so they are skipped, as are the
 // sources after it and the sink; none runs twice, and run() rethrows the node's exception.
 TEST(Lesson08Ex4, ANodeRunAtOnceAfterAFailedPushThatThrowsEndsTheRunAsAnyFailure) {
-    WS_SKIP_WITHOUT_WRAP();
+    WS_SKIP_UNLESS_ALLOCATIONS_CAN_FAIL();
     auto setup = std::make_unique<RefusedRun>(kWide + 1);
     RefusedRun* s = setup.get();
     constexpr std::size_t kThrower = kRoom + 5;  // among the sources start() must run at once
