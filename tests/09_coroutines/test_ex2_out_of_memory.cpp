@@ -30,7 +30,6 @@ using ws::testing::disarm_allocation_failures;
 using ws::testing::fail_allocation_after;
 using ws::testing::failed_allocations;
 
-// ---- The tests.
 namespace {
 
 // Thrown without allocating (no message string to copy): the runtime takes an exception's own
