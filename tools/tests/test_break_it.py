@@ -1,6 +1,7 @@
-"""Quick consistency checks of the break-it manifests (tools/break_it.py runs the real thing in
+"""Consistency checks of the break-it manifests (tools/break_it.py runs the real thing in
 `./workshop check`, which takes minutes): every patch applies to its solution, names a test
-that exists, and an ungated patch says how often it was caught."""
+that exists, and an ungated patch says how often it was caught; and one run of the gate on a
+patch that its test cannot catch, which must fail the gate."""
 import re
 import subprocess
 import sys
@@ -80,6 +81,33 @@ class BreakItCommandTest(unittest.TestCase):
             self.assertEqual(len(load.procs), __import__("os").cpu_count() or 2)
             self.assertTrue(all(p.poll() is None for p in load.procs))
         self.assertEqual(load.procs, [])
+
+
+
+class GateTest(unittest.TestCase):
+    """The gate itself (slow: it builds one test file of lesson 01 in a sandbox)."""
+
+    def test_a_patch_that_escapes_its_test_fails_the_gate_and_is_named(self):
+        import difflib
+        import io
+        import contextlib
+        import tempfile
+        rel = "solutions/01_shared_queue/thread_pool.cpp"
+        old = (ROOT / rel).read_text().splitlines(keepends=True)
+        new = ["// a harmless change: no test can catch it\n"] + old
+        with tempfile.TemporaryDirectory() as tmp:
+            file = Path(tmp) / "99-harmless.patch"
+            file.write_text("".join(difflib.unified_diff(old, new, f"a/{rel}", f"b/{rel}")))
+            patch = break_it.Patch(lesson="01", folder=ROOT / "solutions" / "01_shared_queue",
+                                   file=file, test="Lesson01Ex1.ZeroWorkersIsAnError",
+                                   preset="default", reliable=True, repeat=1)
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+                status = break_it.gate([patch], keep=False, load=False)
+        self.assertEqual(status, 1, out.getvalue())
+        self.assertIn("99-harmless: Lesson01Ex1.ZeroWorkersIsAnError still passes with the bug in",
+                      out.getvalue())
+        self.assertIn("0 of 1 gated checks make their test fail", out.getvalue())
 
 
 if __name__ == "__main__":
