@@ -53,7 +53,10 @@ namespace detail {
 // The events' clock: the processor's time-stamp counter where there is one (x86-64). Reading it
 // takes about 10 ns; steady_clock::now() (clock_gettime through the vDSO) took 20-45 ns on the
 // machine where the overhead was measured, and with two reads per task that was most of what
-// tracing cost on the spawn tree. Elsewhere, steady_clock's own ticks.
+// tracing cost on the spawn tree. Elsewhere, steady_clock's own ticks. Lanes of different
+// cores are compared on one axis, so this assumes a counter that runs at a constant rate and in
+// step on every core (the constant_tsc and nonstop_tsc flags of /proc/cpuinfo), as Linux does
+// when it uses the counter as its own clock source.
 inline std::int64_t ticks() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
     return static_cast<std::int64_t>(__rdtsc());
