@@ -11,13 +11,19 @@
 //                 stages one after the other (a barrier between stages), all in one task
 //   onetbb        oneTBB's flow_graph: a continue_node per task, the same edges
 //   sequential    every task in order on the calling thread
+//   static_split  (850 us rows only) no scheduler: bench_workers() plain threads, the caller one
+//                 of them, each runs an equal share of every stage fixed in advance, a barrier
+//                 after each stage. On equal tasks nothing can do better on this machine: the
+//                 ceiling of the speed-up, so a missed goal can be told from a slow machine.
 #include <benchmark/benchmark.h>
 
+#include <barrier>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <ws/bench/kernel.hpp>
@@ -113,6 +119,50 @@ class SequentialGraph {
     std::uint64_t iterations_;
 };
 
+class StaticSplit {
+  public:
+    StaticSplit(GraphShape shape, std::uint64_t iterations)
+        : shape_(shape), iterations_(iterations), workers_(bench_workers()), barrier_(workers_) {
+        for (std::size_t w = 1; w < workers_; ++w) {
+            threads_.emplace_back([this, w] {
+                for (;;) {
+                    barrier_.arrive_and_wait();  // the start of a run (or of the end)
+                    if (stop_) return;
+                    run_share(w);
+                }
+            });
+        }
+    }
+    ~StaticSplit() {
+        stop_ = true;  // a plain bool: the barrier orders it before the threads read it
+        barrier_.arrive_and_wait();
+        for (std::thread& t : threads_)
+            t.join();
+    }
+    void run() {
+        barrier_.arrive_and_wait();
+        run_share(0);  // returns after the last stage's barrier: every share is done
+    }
+
+  private:
+    void run_share(std::size_t w) {
+        const std::size_t begin = shape_.width * w / workers_;
+        const std::size_t end = shape_.width * (w + 1) / workers_;
+        for (std::size_t s = 0; s < shape_.stages; ++s) {
+            for (std::size_t t = begin; t < end; ++t)
+                graph_task(iterations_);
+            barrier_.arrive_and_wait();
+        }
+    }
+
+    GraphShape shape_;
+    std::uint64_t iterations_;
+    std::size_t workers_;
+    std::barrier<> barrier_;
+    bool stop_ = false;
+    std::vector<std::thread> threads_;
+};
+
 #if defined(WS_HAVE_TBB)
 class TbbFlowGraph {
   public:
@@ -153,8 +203,10 @@ class TbbFlowGraph {
 
 // Registers "<workload>/<contender>" for each graph and task size; make(shape, iterations)
 // builds the contender (outside the timed loop), whose run() runs the graph once.
+enum class TaskSizes { all, coarse_only };
+
 template <typename Make>
-void register_graphs(const std::string& contender, Make make) {
+void register_graphs(const std::string& contender, Make make, TaskSizes sizes = TaskSizes::all) {
     struct Workload {
         const char* name;
         GraphShape shape;
@@ -165,6 +217,7 @@ void register_graphs(const std::string& contender, Make make) {
                               Workload{"deep_graph_850us", kDeepGraph, microseconds(850)},
                               Workload{"wide_graph_1us", kWideGraph, microseconds(1)},
                               Workload{"deep_graph_1us", kDeepGraph, microseconds(1)}}) {
+        if (sizes == TaskSizes::coarse_only && w.per_task < microseconds(100)) continue;
         benchmark::RegisterBenchmark(
             (std::string(w.name) + "/" + contender).c_str(),
             [make, w](benchmark::State& state) {
@@ -201,6 +254,12 @@ void register_benchmarks() {
     register_graphs("sequential", [](GraphShape shape, std::uint64_t iterations) {
         return std::make_unique<SequentialGraph>(shape, iterations);
     });
+    register_graphs(
+        "static_split",
+        [](GraphShape shape, std::uint64_t iterations) {
+            return std::make_unique<StaticSplit>(shape, iterations);
+        },
+        TaskSizes::coarse_only);
 #if defined(WS_HAVE_TBB)
     register_graphs("onetbb", [](GraphShape shape, std::uint64_t iterations) {
         return std::make_unique<TbbFlowGraph>(shape, iterations);

@@ -14,7 +14,7 @@ from .lessons import ROOT, UsageError
 # The order contenders appear in, when present.
 ORDER = ["sequential", "lesson00", "lesson01", "lesson02", "lesson03", "lesson04", "lesson05",
          "lesson06", "lesson07", "lesson08", "lesson08_1w", "lesson09", "onetbb", "openmp",
-         "std::function", "ws::Task"]
+         "static_split", "std::function", "ws::Task"]
 
 
 # The order workloads appear in, when present; others follow in the order they ran.

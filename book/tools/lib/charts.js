@@ -29,7 +29,7 @@ const GENERATOR = 'book/tools/lib/charts.js';
 // The order contenders appear in (tools/workshop_cli/benchmarks.py has the same list).
 const ORDER = ['sequential', 'lesson00', 'lesson01', 'lesson02', 'lesson03', 'lesson04', 'lesson05',
   'lesson05-naive', 'lesson06', 'lesson07', 'onetbb', 'openmp', 'floor', 'fence_based',
-  'futex_floor', 'std::function', 'ws::Task'];
+  'futex_floor', 'static_split', 'std::function', 'ws::Task'];
 
 // One colour per contender, the same in every chart of the book.
 const PALETTE = {
@@ -47,6 +47,7 @@ const PALETTE = {
   openmp: '#9c5f3c',
   floor: '#b5aca8',
   futex_floor: '#b5aca8',
+  static_split: '#b5aca8',
   fence_based: '#ff9da7',
   'std::function': '#8c8c8c',
   'ws::Task': '#a6761d',
