@@ -28,8 +28,8 @@ const GENERATOR = 'book/tools/lib/charts.js';
 
 // The order contenders appear in (tools/workshop_cli/benchmarks.py has the same list).
 const ORDER = ['sequential', 'lesson00', 'lesson01', 'lesson02', 'lesson03', 'lesson04', 'lesson05',
-  'lesson05-naive', 'lesson06', 'lesson07', 'onetbb', 'openmp', 'floor', 'fence_based',
-  'futex_floor', 'static_split', 'std::function', 'ws::Task'];
+  'lesson05-naive', 'lesson06', 'lesson07', 'lesson08', 'lesson08_1w', 'lesson09', 'onetbb', 'openmp',
+  'floor', 'fence_based', 'futex_floor', 'static_split', 'std::function', 'ws::Task'];
 
 // One colour per contender, the same in every chart of the book.
 const PALETTE = {
