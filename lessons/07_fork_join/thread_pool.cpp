@@ -195,6 +195,7 @@ void ThreadPool::run_job(Worker& me, Job* job) {
     WS_TRACE_EVENT(task_end);
 }
 
+// ANCHOR: worker_loop
 void ThreadPool::worker_loop(std::size_t index) {
     Worker& me = *workers_[index];
     tl_worker_ = &me;
@@ -260,6 +261,7 @@ void ThreadPool::worker_loop(std::size_t index) {
     }
     tl_worker_ = nullptr;
 }
+// ANCHOR_END: worker_loop
 
 Job* ThreadPool::find_job(Worker& me) {
     // Fairness: now and then the injector comes first, so injected tasks cannot starve.
