@@ -207,17 +207,19 @@ void ThreadPool::worker_loop(std::size_t index) {
     WS_TRACE_WORKER(index);  // ./workshop trace: this worker's lane of the timeline
     bool searching = false;
     bool stop_seen = false;  // saw the pool stopping: the draining rule below
-    // Looks for work `rounds` times, with a short pause before each look and a yield after
-    // it. The yield is for a thread the OS has just woken on this core — typically the outside
-    // caller whose join has finished: the scheduler lets a spinning thread finish its time
-    // slice first, so without the yield that caller waits for the whole spin (about 40 us, on
-    // every graph run of lesson 08's benchmark). With nothing else to run, it returns at once.
+    // Looks for work `rounds` times, with a short pause before each look, and yields the core
+    // after every eighth look. The yield is for a thread the OS has just woken on this core —
+    // typically the outside caller whose join has finished: Linux need not preempt a spinning
+    // thread for it, and without the yield that caller waits for the whole spin (about 40 us,
+    // on every graph run of lesson 08's benchmark). Not after every look: a yield is a system
+    // call, and a worker inside one notices new work that much later. With nothing else to
+    // run, it returns at once.
     const auto spin = [this, &me](std::uint32_t rounds) -> Job* {
         for (std::uint32_t r = 0; r < rounds; ++r) {
             for (int i = 0; i < 16; ++i)
                 cpu_relax();
             if (Job* job = find_job(me)) return job;
-            std::this_thread::yield();
+            if (r % 8 == 7) std::this_thread::yield();
         }
         return nullptr;
     };
