@@ -2,9 +2,13 @@
 `./workshop check`, which takes minutes): every patch applies to its solution, names a test
 that exists, and an ungated patch says how often it was caught; and one run of the gate on a
 patch that its test cannot catch, which must fail the gate."""
+import contextlib
+import difflib
+import io
 import re
 import subprocess
 import sys
+import tempfile
 import unittest
 from pathlib import Path
 
@@ -83,15 +87,10 @@ class BreakItCommandTest(unittest.TestCase):
         self.assertEqual(load.procs, [])
 
 
-
 class GateTest(unittest.TestCase):
     """The gate itself (slow: it builds one test file of lesson 01 in a sandbox)."""
 
     def test_a_patch_that_escapes_its_test_fails_the_gate_and_is_named(self):
-        import difflib
-        import io
-        import contextlib
-        import tempfile
         rel = "solutions/01_shared_queue/thread_pool.cpp"
         old = (ROOT / rel).read_text().splitlines(keepends=True)
         new = ["// a harmless change: no test can catch it\n"] + old

@@ -203,7 +203,8 @@ def run(lesson: Lesson, workload: str, workers: int, solution: bool, out_dir: Pa
               "reference's steal code; stats() counted them)")
     for p in problems:
         print(f"inconsistent: {p}")
-    print(f"\ntrace: {b.shown(trace_json)}  (open it in Chromium's DevTools, Performance panel, 'Load profile'; or in ui.perfetto.dev)")
+    print(f"\ntrace: {b.shown(trace_json)}  (open it in Chromium's DevTools, Performance panel, "
+          "'Load profile'; or in ui.perfetto.dev)")
     svg = out_dir / "timeline.svg"
     if DRAW.exists():
         _draw(trace_json, svg)
