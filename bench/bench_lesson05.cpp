@@ -34,6 +34,7 @@ void register_benchmarks() {
     register_trickle_cpu("lesson05", parked);
     register_trickle_cpu("lesson05-naive", naive);
     register_wake_floor();  // what the operating system alone takes to wake a sleeping thread
+    register_wake_against_floor({{"lesson05", pool_wakes(parked)}});
 #if defined(WS_HAVE_TBB)
     const auto tbb = [] { return std::make_unique<TbbArena>(static_cast<int>(bench_workers())); };
     register_wake_latency("onetbb", tbb);

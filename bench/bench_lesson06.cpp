@@ -18,6 +18,7 @@ void register_benchmarks() {
         register_outside_spawn("lesson05", l05, producers);
         register_outside_spawn("lesson06", l06, producers);
     }
+    register_wake_against_floor({{"lesson05", pool_wakes(l05)}, {"lesson06", pool_wakes(l06)}});
 }
 
 }  // namespace ws::bench

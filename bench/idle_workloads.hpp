@@ -10,6 +10,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <utility>
@@ -67,61 +69,141 @@ void register_wake_latency(const std::string& contender, Make make) {
 }
 
 // The floor under wake_latency: no pool, only the operating system's part of a wake-up. One
-// thread sleeps in ws::futex_wait on a word of its own; after the same 300 ms the caller changes
-// the word and calls ws::futex_wake, and the time from just before that to the thread running is
-// the iteration's time, waited for and counted as in wake_latency(). No pool can wake a worker
-// faster than this on the same machine (on a VM it includes waking a halted virtual CPU).
-// `medians_us`, if given, receives each run's median, for a later benchmark of the same run to
-// compare with (lesson 09's ping-pong).
+// thread sleeps in ws::futex_wait on a word of its own; wake_after() waits as long as
+// wake_latency() idles, then changes the word and calls ws::futex_wake, and returns the time from
+// just before that to the thread running, waited for and counted as in wake_latency(). No pool
+// can wake a worker faster than this on the same machine (on a VM it includes waking a halted
+// virtual CPU, or, where the host packs threads onto busy ones, waiting for the waker's).
+class FutexSleeper {
+  public:
+    using Clock = std::chrono::steady_clock;
+
+    FutexSleeper() : sleeper_([this] { sleep_loop(); }) {
+        wake();  // a first round trip, like the pools' warm-up: first touches do not count
+    }
+    FutexSleeper(const FutexSleeper&) = delete;
+    FutexSleeper& operator=(const FutexSleeper&) = delete;
+    ~FutexSleeper() {
+        quit_.store(true, std::memory_order_relaxed);  // published by the increment
+        round_.fetch_add(1, std::memory_order_release);
+        ws::futex_wake(round_, 1);
+        sleeper_.join();
+    }
+
+    std::chrono::nanoseconds wake_after(std::chrono::milliseconds idle) {
+        std::this_thread::sleep_for(idle);
+        return wake();
+    }
+
+  private:
+    void sleep_loop() {
+        std::uint32_t seen = 0;
+        for (;;) {
+            std::uint32_t now_round = 0;
+            // acquire: pairs with the caller's release increment, which comes after its reset
+            // of `started_` (and its store of `quit_`).
+            while ((now_round = round_.load(std::memory_order_acquire)) == seen)
+                ws::futex_wait(round_, seen);
+            seen = now_round;
+            if (quit_.load(std::memory_order_relaxed)) return;
+            // release: the caller's acquire load sees the timestamp.
+            started_.store(Clock::now().time_since_epoch().count(), std::memory_order_release);
+            started_.notify_one();
+        }
+    }
+
+    // One wake-up: the time from just before the wake to the sleeper running.
+    std::chrono::nanoseconds wake() {
+        started_.store(0, std::memory_order_relaxed);  // published by the increment
+        const auto t0 = Clock::now();
+        round_.fetch_add(1, std::memory_order_release);
+        ws::futex_wake(round_, 1);
+        Clock::rep at = 0;
+        while ((at = started_.load(std::memory_order_acquire)) == 0)
+            started_.wait(0, std::memory_order_acquire);
+        return Clock::duration(at) - t0.time_since_epoch();
+    }
+
+    std::atomic<std::uint32_t> round_{0};  // the futex word: bumped once per wake-up
+    std::atomic<bool> quit_{false};
+    std::atomic<Clock::rep> started_{0};
+    std::thread sleeper_;  // last: it starts once the words above exist
+};
+
+// The floor as a benchmark of its own: kWakeSamples wake-ups of a FutexSleeper. `medians_us`, if
+// given, receives each run's median, for a later benchmark of the same run to compare with
+// (lesson 09's ping-pong).
 inline void register_wake_floor(std::vector<double>* medians_us = nullptr) {
     benchmark::RegisterBenchmark(
         "wake_latency/futex_floor",
         [medians_us](benchmark::State& state) {
-            using Clock = std::chrono::steady_clock;
-            std::atomic<std::uint32_t> round{0};  // the futex word: bumped once per wake-up
-            std::atomic<bool> quit{false};
-            std::atomic<Clock::rep> started{0};
-            std::thread sleeper([&] {
-                std::uint32_t seen = 0;
-                for (;;) {
-                    std::uint32_t now_round = 0;
-                    // acquire: pairs with the caller's release increment, which comes after its
-                    // reset of `started` (and its store of `quit`).
-                    while ((now_round = round.load(std::memory_order_acquire)) == seen)
-                        ws::futex_wait(round, seen);
-                    seen = now_round;
-                    if (quit.load(std::memory_order_relaxed)) return;
-                    // release: the caller's acquire load sees the timestamp.
-                    started.store(Clock::now().time_since_epoch().count(),
-                                  std::memory_order_release);
-                    started.notify_one();
-                }
-            });
-            // One wake-up: returns the time from just before the wake to the sleeper running.
-            const auto wake = [&] {
-                started.store(0, std::memory_order_relaxed);  // published by the increment
-                const auto t0 = Clock::now();
-                round.fetch_add(1, std::memory_order_release);
-                ws::futex_wake(round, 1);
-                Clock::rep at = 0;
-                while ((at = started.load(std::memory_order_acquire)) == 0)
-                    started.wait(0, std::memory_order_acquire);
-                return Clock::duration(at) - t0.time_since_epoch();
-            };
-            wake();  // a first round trip, like the pools' warm-up: first touches do not count
+            FutexSleeper floor;
             std::vector<double> micros;
             for (auto _ : state) {
-                std::this_thread::sleep_for(kIdleBeforeWake);
-                const auto latency = wake();
+                const auto latency = floor.wake_after(kIdleBeforeWake);
                 state.SetIterationTime(std::chrono::duration<double>(latency).count());
                 micros.push_back(std::chrono::duration<double, std::micro>(latency).count());
             }
-            quit.store(true, std::memory_order_relaxed);  // published by the increment
-            round.fetch_add(1, std::memory_order_release);
-            ws::futex_wake(round, 1);
-            sleeper.join();
             const double median = report_wake_samples(state, std::move(micros));
             if (medians_us != nullptr) medians_us->push_back(median);
+        })
+        ->UseManualTime()
+        ->Iterations(kWakeSamples)
+        ->Unit(benchmark::kMicrosecond);
+}
+
+// One pool's wake-ups for register_wake_against_floor: a call makes the pool (outside the timed
+// rounds) and returns a function that measures one wake_latency() of it after kIdleBeforeWake.
+using WakeOnce = std::function<std::chrono::nanoseconds()>;
+template <typename Make>
+std::function<WakeOnce()> pool_wakes(Make make) {
+    return [make] {
+        std::shared_ptr exec = make();
+        return WakeOnce([exec] { return wake_latency(*exec, kIdleBeforeWake); });
+    };
+}
+
+// Wake-up latency against its floor, in one run: kWakeSamples rounds, in each of which every
+// pool and the bare futex wake-up (FutexSleeper) are woken once after kIdleBeforeWake, each
+// round in a rotated order. Separate rows measure one contender for 6 s and then the next, and
+// on a shared or virtual machine a slow spell can fall on one of them alone; interleaved, it
+// falls on all. `pools`: {name, pool_wakes(make)} pairs; the row is "wake_vs_floor/<last
+// name>", its time the last pool's latency. Counters: each pool's median in microseconds
+// ("<name>_us"), the floor's ("futex_floor_us"), and each pool's median over the floor's
+// ("<name>_x_floor"; lesson 05's goal is at most 1.2).
+inline void register_wake_against_floor(
+    std::vector<std::pair<std::string, std::function<WakeOnce()>>> pools) {
+    benchmark::RegisterBenchmark(
+        ("wake_vs_floor/" + pools.back().first).c_str(),
+        [pools](benchmark::State& state) {
+            std::vector<WakeOnce> wakes;
+            for (const auto& [name, make] : pools)
+                wakes.push_back(make());
+            FutexSleeper floor;
+            wakes.emplace_back([&floor] { return floor.wake_after(kIdleBeforeWake); });
+            const std::size_t n = wakes.size();  // the last one is the floor
+            std::vector<std::vector<double>> micros(n);
+            std::size_t round = 0;
+            for (auto _ : state) {
+                for (std::size_t k = 0; k < n; ++k) {
+                    const std::size_t i = (round + k) % n;
+                    micros[i].push_back(
+                        std::chrono::duration<double, std::micro>(wakes[i]()).count());
+                }
+                ++round;
+                state.SetIterationTime(micros[n - 2].back() * 1e-6);  // the last pool's
+            }
+            const auto median = [](std::vector<double> v) {
+                std::sort(v.begin(), v.end());
+                return v.empty() ? 0.0 : v[v.size() / 2];
+            };
+            const double floor_us = median(micros[n - 1]);
+            state.counters["futex_floor_us"] = floor_us;
+            for (std::size_t i = 0; i + 1 < n; ++i) {
+                const double us = median(micros[i]);
+                state.counters[pools[i].first + "_us"] = us;
+                if (floor_us > 0) state.counters[pools[i].first + "_x_floor"] = us / floor_us;
+            }
         })
         ->UseManualTime()
         ->Iterations(kWakeSamples)

@@ -233,3 +233,39 @@ class TourTargetsTest(unittest.TestCase):
         self.assertIn("*13 ms (0.33x)", rows["spawn_tree"])
         self.assertNotIn("*", rows["flat_spawn"])
         self.assertIn("*: the lesson whose idea aimed at this workload", out.getvalue())
+
+
+class WakeAgainstFloorTest(unittest.TestCase):
+    """bench 5-7's wake_vs_floor row: its counters become one printed line of ratios."""
+
+    REPORT = {"benchmarks": [
+        {"name": "wake_vs_floor/lesson06/iterations:20/manual_time_mean",
+         "run_name": "wake_vs_floor/lesson06/iterations:20/manual_time",
+         "aggregate_name": "mean", "futex_floor_us": 99.0, "lesson06_us": 99.0},
+        {"name": "wake_vs_floor/lesson06/iterations:20/manual_time_median",
+         "run_name": "wake_vs_floor/lesson06/iterations:20/manual_time",
+         "aggregate_name": "median", "futex_floor_us": 18.0, "lesson05_us": 21.0,
+         "lesson05_x_floor": 1.1667, "lesson06_us": 24.0, "lesson06_x_floor": 1.3333},
+    ]}
+
+    def test_the_median_repetition_is_read_and_printed_with_its_ratios(self):
+        import contextlib
+        import io
+        from workshop_cli import benchmarks
+        found = benchmarks.wake_against_floor(self.REPORT)
+        self.assertEqual(found["futex_floor"], (18.0, None))
+        self.assertEqual(found["lesson06"], (24.0, 1.3333))
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            benchmarks.print_wake_against_floor(self.REPORT)
+        self.assertIn("futex wake-up 18.0 us; lesson05 21.0 us (1.17x), lesson06 24.0 us (1.33x)",
+                      out.getvalue())
+
+    def test_nothing_is_printed_without_the_benchmark(self):
+        import contextlib
+        import io
+        from workshop_cli import benchmarks
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            benchmarks.print_wake_against_floor({"benchmarks": []})
+        self.assertEqual(out.getvalue(), "")

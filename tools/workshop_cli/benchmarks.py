@@ -196,3 +196,36 @@ def print_ideal_shares(table: dict[str, dict[str, float]], workers: int) -> None
         cells = ", ".join(f"{c} {100 * v:.0f} %" for c, v in
                           sorted(shares.items(), key=lambda kv: contenders_of(table).index(kv[0])))
         print(f"imbalanced, share of ideal (sequential / {workers} workers): {cells}")
+
+
+def wake_against_floor(report: dict) -> dict[str, tuple[float, float | None]]:
+    """The wake_vs_floor benchmark's counters (bench/idle_workloads.hpp): contender -> (median
+    wake-up in us, its ratio to the futex floor of the same rounds; None for the floor itself).
+    From the median over repetitions where there are several; empty if the benchmark did not
+    run."""
+    runs = [bm for bm in report.get("benchmarks", [])
+            if bm.get("run_name", bm.get("name", "")).startswith("wake_vs_floor/")]
+    chosen = [bm for bm in runs if bm.get("aggregate_name") == "median"] or \
+        [bm for bm in runs if bm.get("aggregate_name") is None]
+    if not chosen:
+        return {}
+    counters = chosen[0]
+    found: dict[str, tuple[float, float | None]] = {}
+    for key, value in counters.items():
+        if key.endswith("_us") and isinstance(value, (int, float)):
+            name = key[:-len("_us")]
+            ratio = counters.get(f"{name}_x_floor")
+            found[name] = (float(value), float(ratio) if isinstance(ratio, (int, float)) else None)
+    return found
+
+
+def print_wake_against_floor(report: dict) -> None:
+    found = wake_against_floor(report)
+    floor = found.pop("futex_floor", None)
+    if not found or floor is None:
+        return
+    cells = ", ".join(f"{c} {us:.1f} us ({ratio:.2f}x)" for c, (us, ratio) in
+                      sorted(found.items(), key=lambda kv: ORDER.index(kv[0])
+                             if kv[0] in ORDER else 99) if ratio is not None)
+    print(f"wake_vs_floor, interleaved rounds: the bare futex wake-up {floor[0]:.1f} us; {cells} "
+          "(each median over the floor's; the goal is at most 1.20x)")

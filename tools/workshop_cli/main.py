@@ -83,6 +83,7 @@ def cmd_bench(args) -> int:
     previous = f"lesson{lesson.number - 1:02d}" if lesson.number > 0 else "sequential"
     table = benchmarks.medians(report)
     benchmarks.print_table(table, reference=previous)
+    benchmarks.print_wake_against_floor(report)
     _finish_bench_output(table, previous, f"Lesson {lesson.nn} against its peers (lower is faster)", out,
                          args.save_to_book)
     return 0
