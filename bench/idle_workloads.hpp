@@ -9,9 +9,11 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
@@ -163,12 +165,65 @@ std::function<WakeOnce()> pool_wakes(Make make) {
     };
 }
 
+// A thread of its own for one contender's wake-ups in register_wake_against_floor: a pool may
+// keep state for each thread that spawns into it from outside (lesson 07 caches task nodes per
+// outside thread, for one pool at a time), and contenders taking turns on one thread would evict
+// each other's. run() hands the thread one measurement and sleeps until it returns.
+class CallerThread {
+  public:
+    CallerThread() : thread_([this] { serve(); }) {}
+    CallerThread(const CallerThread&) = delete;
+    CallerThread& operator=(const CallerThread&) = delete;
+    ~CallerThread() {
+        {
+            std::lock_guard lock(mutex_);
+            quit_ = true;
+        }
+        changed_.notify_all();
+        thread_.join();
+    }
+
+    std::chrono::nanoseconds run(const WakeOnce& measure) {
+        std::unique_lock lock(mutex_);
+        job_ = &measure;
+        done_ = false;
+        changed_.notify_all();
+        changed_.wait(lock, [this] { return done_; });
+        return result_;
+    }
+
+  private:
+    void serve() {
+        std::unique_lock lock(mutex_);
+        for (;;) {
+            changed_.wait(lock, [this] { return quit_ || job_ != nullptr; });
+            if (quit_) return;
+            const WakeOnce* measure = std::exchange(job_, nullptr);
+            lock.unlock();
+            const auto latency = (*measure)();
+            lock.lock();
+            result_ = latency;
+            done_ = true;
+            changed_.notify_all();
+        }
+    }
+
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    const WakeOnce* job_ = nullptr;  // guarded by mutex_, like the three below
+    bool done_ = false;
+    bool quit_ = false;
+    std::chrono::nanoseconds result_{};
+    std::thread thread_;  // last: it starts once the members above exist
+};
+
 // Wake-up latency against its floor, in one run: kWakeSamples rounds, in each of which every
 // pool and the bare futex wake-up (FutexSleeper) are woken once after kIdleBeforeWake, each
-// round in a rotated order. Separate rows measure one contender for 6 s and then the next, and
-// on a shared or virtual machine a slow spell can fall on one of them alone; interleaved, it
-// falls on all. `pools`: {name, pool_wakes(make)} pairs; the row is "wake_vs_floor/<last
-// name>", its time the last pool's latency. Counters: each pool's median in microseconds
+// round in a rotated order, each contender from an outside thread of its own (CallerThread).
+// Separate rows measure one contender for 6 s and then the next, and on a shared or virtual
+// machine a slow spell can fall on one of them alone; interleaved, it falls on all. `pools`: {name,
+// pool_wakes(make)} pairs; the row is "wake_vs_floor/<last name>", its time the last pool's
+// latency. Counters: each pool's median in microseconds
 // ("<name>_us"), the floor's ("futex_floor_us"), and each pool's median over the floor's
 // ("<name>_x_floor"; lesson 05's goal is at most 1.2).
 inline void register_wake_against_floor(
@@ -182,13 +237,17 @@ inline void register_wake_against_floor(
             FutexSleeper floor;
             wakes.emplace_back([&floor] { return floor.wake_after(kIdleBeforeWake); });
             const std::size_t n = wakes.size();  // the last one is the floor
+            std::vector<std::unique_ptr<CallerThread>> callers;
+            for (std::size_t i = 0; i < n; ++i)
+                callers.push_back(std::make_unique<CallerThread>());
             std::vector<std::vector<double>> micros(n);
             std::size_t round = 0;
             for (auto _ : state) {
                 for (std::size_t k = 0; k < n; ++k) {
                     const std::size_t i = (round + k) % n;
                     micros[i].push_back(
-                        std::chrono::duration<double, std::micro>(wakes[i]()).count());
+                        std::chrono::duration<double, std::micro>(callers[i]->run(wakes[i]))
+                            .count());
                 }
                 ++round;
                 state.SetIterationTime(micros[n - 2].back() * 1e-6);  // the last pool's
