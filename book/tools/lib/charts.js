@@ -26,7 +26,8 @@ const GENERATOR = 'book/tools/lib/charts.js';
 // ---------------------------------------------------------------------------------------------
 // What is drawn: contenders, their colours, the workloads and what each measures.
 
-// The order contenders appear in (tools/workshop_cli/benchmarks.py has the same list).
+// The order contenders appear in. tools/workshop_cli/benchmarks.py orders its printed tables
+// by a list of its own: the same lessons and peers, without the floors and variants drawn here.
 const ORDER = ['sequential', 'lesson00', 'lesson01', 'lesson02', 'lesson03', 'lesson04', 'lesson05',
   'lesson05-naive', 'lesson06', 'lesson07', 'lesson08', 'lesson08_1w', 'lesson09', 'onetbb', 'openmp',
   'floor', 'fence_based', 'futex_floor', 'static_split', 'std::function', 'ws::Task'];
@@ -76,6 +77,7 @@ const WORKLOADS = {
   idle_cpu: { what: 'CPU an idle pool burns, just after some work', measure: 'CPU time per second idle' },
   wake: { what: 'one task spawned after 300 ms of idleness', measure: 'wake-up latency' },
   wake_latency: { what: 'one pool woken 20 times after 300 ms idle', measure: 'wake-up latency' },
+  wake_vs_floor: { what: 'pools and a bare futex wake-up woken in turn, 20 rounds', measure: 'the last pool\'s wake-up latency' },
   trickle_cpu: { what: '2,000 tasks from outside, one every ~50 µs', measure: 'CPU time of the process per run' },
   owner_push_pop: { what: 'the owner\'s push + pop, items below', measure: 'time per push + pop' },
   owner_push_pop_last: { what: 'push + pop of the last item (a CAS)', measure: 'time per push + pop' },
