@@ -133,6 +133,21 @@ void register_pool_workloads(const std::string& contender, Make make) {
         ->UseRealTime();
 }
 
+// The "wake" row alone (register_idle_measures, below): `wake()` -> std::chrono::nanoseconds.
+template <typename Wake>
+void register_wake_measure(const std::string& contender, Wake wake) {
+    benchmark::RegisterBenchmark(
+        ("wake/" + contender).c_str(),
+        [wake](benchmark::State& state) {
+            for (auto _ : state)
+                state.SetIterationTime(std::chrono::duration<double>(wake()).count());
+        })
+        ->Unit(benchmark::kMicrosecond)
+        ->UseManualTime()
+        ->Iterations(1)
+        ->Repetitions(9);  // one wake-up per repetition: the median ignores the odd slow one
+}
+
 // Idle CPU and wake-up latency, measured by `idle()` -> seconds of CPU per second (see
 // idle_cpu_after) and `wake()` -> std::chrono::nanoseconds. Both report through manual time,
 // so the table shows them as times: "idle_cpu" is the CPU burnt per second of idleness
@@ -148,16 +163,7 @@ void register_idle_measures(const std::string& contender, Idle idle, Wake wake) 
         ->Unit(benchmark::kMillisecond)
         ->UseManualTime()
         ->Iterations(1);
-    benchmark::RegisterBenchmark(
-        ("wake/" + contender).c_str(),
-        [wake](benchmark::State& state) {
-            for (auto _ : state)
-                state.SetIterationTime(std::chrono::duration<double>(wake()).count());
-        })
-        ->Unit(benchmark::kMicrosecond)
-        ->UseManualTime()
-        ->Iterations(1)
-        ->Repetitions(9);  // one wake-up per repetition: the median ignores the odd slow one
+    register_wake_measure(contender, wake);
 }
 
 // The same for a pool (spawn/wait_idle), for contenders with threads of their own (not for

@@ -10,6 +10,7 @@
 #include "05_parking/thread_pool.hpp"
 #include "06_injector/thread_pool.hpp"
 #include "contenders.hpp"
+#include "idle_workloads.hpp"
 #include "lesson07_contender.hpp"
 #include "lesson08_contender.hpp"
 #include "lesson09_contender.hpp"
@@ -36,6 +37,9 @@ void register_benchmarks() {
     register_lesson07();
     register_lesson08();
     register_lesson09();
+    // The wake row's floor: a bare futex wake-up, a fresh sleeper for each of the nine, like the
+    // pools' fresh pool (idle_workloads.hpp).
+    register_wake_measure("futex_floor", [] { return FutexSleeper().wake_after(kIdleBeforeWake); });
 }
 
 }  // namespace ws::bench
