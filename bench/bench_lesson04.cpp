@@ -162,12 +162,6 @@ std::uint64_t run_pattern(OwnerPattern pattern, Deque& d, Payload* items, int pa
                                               : push_pop_pairs(d, items, pairs);
 }
 
-double median_of(std::vector<double>& v) {
-    if (v.empty()) return 0;
-    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-    return v[v.size() / 2];
-}
-
 void lesson04_vs_floor(benchmark::State& state, OwnerPattern pattern) {
     constexpr int kPairsPerBlock = 2048;  // a multiple of 256; some 20-50 us a block
     static Payload items[256];
@@ -211,9 +205,9 @@ void lesson04_vs_floor(benchmark::State& state, OwnerPattern pattern) {
     }
     benchmark::DoNotOptimize(sum);
     const double per_pair_ns = 1e9 / kPairsPerBlock;
-    state.counters["lesson04_ns"] = median_of(lesson_s) * per_pair_ns;
-    state.counters["floor_ns"] = median_of(floor_s) * per_pair_ns;
-    state.counters["ratio"] = median_of(ratios);
+    state.counters["lesson04_ns"] = median(lesson_s) * per_pair_ns;
+    state.counters["floor_ns"] = median(floor_s) * per_pair_ns;
+    state.counters["ratio"] = median(ratios);
 }
 
 // CPU time of the calling thread, in seconds.

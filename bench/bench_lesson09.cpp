@@ -214,11 +214,6 @@ l9::Task<void> pong(l9::Channel<int>& there, l9::Channel<int>& back) {
 // The medians of this run's wake_latency/futex_floor repetitions (it runs before ping_pong).
 std::vector<double> g_wake_floor_us;
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v[v.size() / 2];
-}
-
 PoolStats operator-(const PoolStats& a, const PoolStats& b) {
     PoolStats d;
     d.steals = a.steals - b.steals;

@@ -7,11 +7,14 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <ws/bench/kernel.hpp>
 #include <ws/bench/workloads.hpp>
@@ -31,6 +34,14 @@ inline constexpr std::uint64_t kReduceN = 10'000'000;
 inline constexpr std::uint64_t kReduceGrain = 16'384;  // ~34 us of sqrt_sum per chunk
 inline constexpr std::chrono::milliseconds kIdleWindow{1000};
 inline constexpr std::chrono::milliseconds kIdleBeforeWake{300};
+
+// The median of a run's samples (the upper one of an even count; 0 without samples).
+inline double median(std::vector<double> samples) {
+    if (samples.empty()) return 0;
+    const auto middle = samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2);
+    std::nth_element(samples.begin(), middle, samples.end());
+    return *middle;
+}
 
 // Workers for every pool: one per core.
 inline std::size_t bench_workers() {

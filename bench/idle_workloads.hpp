@@ -146,8 +146,8 @@ inline void register_wake_floor(std::vector<double>* medians_us = nullptr) {
                 state.SetIterationTime(std::chrono::duration<double>(latency).count());
                 micros.push_back(std::chrono::duration<double, std::micro>(latency).count());
             }
-            const double median = report_wake_samples(state, std::move(micros));
-            if (medians_us != nullptr) medians_us->push_back(median);
+            const double middle = report_wake_samples(state, std::move(micros));
+            if (medians_us != nullptr) medians_us->push_back(middle);
         })
         ->UseManualTime()
         ->Iterations(kWakeSamples)
@@ -252,10 +252,6 @@ inline void register_wake_against_floor(
                 ++round;
                 state.SetIterationTime(micros[n - 2].back() * 1e-6);  // the last pool's
             }
-            const auto median = [](std::vector<double> v) {
-                std::sort(v.begin(), v.end());
-                return v.empty() ? 0.0 : v[v.size() / 2];
-            };
             const double floor_us = median(micros[n - 1]);
             state.counters["futex_floor_us"] = floor_us;
             for (std::size_t i = 0; i + 1 < n; ++i) {
