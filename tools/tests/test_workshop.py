@@ -234,6 +234,27 @@ class TourTargetsTest(unittest.TestCase):
         self.assertNotIn("*", rows["flat_spawn"])
         self.assertIn("*: the lesson whose idea aimed at this workload", out.getvalue())
 
+    def test_long_names_keep_their_columns_apart(self):
+        import contextlib
+        import io
+        from workshop_cli import benchmarks
+        table = {"ping_pong_two_pools": {"lesson09": 20.8},
+                 "spawn_await": {"lesson09": 542.0, "futex_floor": 0.0186,
+                                 "lesson09_frame_pool": 559.0}}
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            benchmarks.print_table(table, reference=None)
+        lines = [line for line in out.getvalue().splitlines() if line.strip()]
+        header = next(line for line in lines if line.startswith("workload"))
+        self.assertEqual(header.split(), ["workload", "lesson09", "futex_floor",
+                                          "lesson09_frame_pool"])
+        row = next(line for line in lines if line.startswith("ping_pong_two_pools"))
+        self.assertTrue(row.startswith("ping_pong_two_pools "), row)
+        # every cell ends where its column's name ends
+        for line in lines:
+            if line.startswith("spawn_await"):
+                self.assertEqual(len(line), len(header))
+
 
 class WakeAgainstFloorTest(unittest.TestCase):
     """bench 5-7's wake_vs_floor row: its counters become one printed line of ratios."""

@@ -149,20 +149,15 @@ def contenders_of(table: dict[str, dict[str, float]]) -> list[str]:
 
 def print_table(table: dict[str, dict[str, float]], reference: str | None) -> None:
     contenders = contenders_of(table)
-    header = f"{'workload':<14}" + "".join(f"{c:>18}" for c in contenders)
-    print("\nmedian wall time per run" +
-          (f"; in brackets, the ratio to {reference} (or to the row's first contender where "
-           f"{reference} did not run)" if reference else ""))
-    print(header)
-    print("-" * len(header))
     aimed = targets()
     marked = False
+    cells: dict[str, list[str]] = {}
     for workload, row in table.items():
         ref = row_reference(row, reference)
-        cells = []
+        cells[workload] = []
         for c in contenders:
             if c not in row:
-                cells.append(f"{'-':>18}")
+                cells[workload].append("-")
                 continue
             cell = fmt_ms(row[c])
             if ref and row[ref] > 0:
@@ -170,8 +165,20 @@ def print_table(table: dict[str, dict[str, float]], reference: str | None) -> No
             if c in aimed.get(workload, []):
                 cell = "*" + cell
                 marked = True
-            cells.append(f"{cell:>18}")
-        print(f"{workload:<14}" + "".join(cells))
+            cells[workload].append(cell)
+    # Each column as wide as its longest name or cell, plus two spaces (bench 9's
+    # "lesson09_frame_pool" and "ping_pong_two_pools" ran into their neighbours at fixed widths).
+    first = max([len("workload")] + [len(w) for w in table]) + 2
+    widths = [max([18, len(c) + 2] + [len(row[i]) + 2 for row in cells.values()])
+              for i, c in enumerate(contenders)]
+    header = f"{'workload':<{first}}" + "".join(f"{c:>{w}}" for c, w in zip(contenders, widths))
+    print("\nmedian wall time per run" +
+          (f"; in brackets, the ratio to {reference} (or to the row's first contender where "
+           f"{reference} did not run)" if reference else ""))
+    print(header)
+    print("-" * len(header))
+    for workload, row_cells in cells.items():
+        print(f"{workload:<{first}}" + "".join(f"{cell:>{w}}" for cell, w in zip(row_cells, widths)))
     notes = [NOTES[w] for w in table if w in NOTES]
     if marked:
         notes.insert(0, "*: the lesson whose idea aimed at this workload")
