@@ -168,7 +168,7 @@ def print_table(table: dict[str, dict[str, float]], reference: str | None) -> No
             cells[workload].append(cell)
     # Each column as wide as its longest name or cell, plus two spaces (bench 9's
     # "lesson09_frame_pool" and "ping_pong_two_pools" ran into their neighbours at fixed widths).
-    first = max([len("workload")] + [len(w) for w in table]) + 2
+    first = max([14] + [len(w) + 2 for w in table])
     widths = [max([18, len(c) + 2] + [len(row[i]) + 2 for row in cells.values()])
               for i, c in enumerate(contenders)]
     header = f"{'workload':<{first}}" + "".join(f"{c:>{w}}" for c, w in zip(contenders, widths))
