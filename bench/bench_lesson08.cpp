@@ -33,6 +33,7 @@
 #include "08_task_graph/task_graph.hpp"
 #include "08_task_graph/thread_pool.hpp"
 #include "contenders.hpp"
+#include "stage_graph.hpp"
 
 #if defined(WS_HAVE_TBB)
 #include <oneapi/tbb/flow_graph.h>
@@ -58,17 +59,7 @@ class Lesson08Graph {
   public:
     Lesson08Graph(std::size_t workers, GraphShape shape, std::uint64_t iterations)
         : pool_(workers) {
-        std::vector<lesson08::Node> previous, current;
-        for (std::size_t s = 0; s < shape.stages; ++s) {
-            current.clear();
-            for (std::size_t t = 0; t < shape.width; ++t) {
-                lesson08::Node node = graph_.emplace([iterations] { graph_task(iterations); });
-                for (lesson08::Node& before : previous)
-                    before.precede(node);
-                current.push_back(node);
-            }
-            previous.swap(current);
-        }
+        emplace_stages(graph_, shape.stages, shape.width, [iterations] { graph_task(iterations); });
     }
     void run() { lesson08::run(pool_, graph_); }
     const lesson08::ThreadPool& pool() const { return pool_; }

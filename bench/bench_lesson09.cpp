@@ -42,6 +42,7 @@
 #include "07_fork_join/thread_pool.hpp"
 #include "09_coroutines/async.hpp"
 #include "contenders.hpp"
+#include "coroutine_fib.hpp"
 #include "idle_workloads.hpp"
 
 #if __has_include(<asio.hpp>)
@@ -180,13 +181,6 @@ void lesson09_spawn_await(benchmark::State& state) {
     }
     report_allocations(state, before, state.iterations() * kSpawned);
     state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(kSpawned));
-}
-
-l9::Task<std::uint64_t> fib_by_when_all(l9::ThreadPool& pool, std::uint64_t n) {
-    if (n < 2) co_return fib_leaf(n);
-    auto [x, y] =
-        co_await l9::when_all(pool, fib_by_when_all(pool, n - 1), fib_by_when_all(pool, n - 2));
-    co_return x + y;
 }
 
 void lesson09_fib(benchmark::State& state) {
