@@ -1,10 +1,13 @@
 // ws_trace_lessonNN: one lesson's pool on one standard workload, every worker's events recorded
 // (<ws/trace.hpp>), written as a Chrome trace with the pool's stats() beside them. Built in the
-// `trace` preset only, once per lesson (WS_TRACE_POOL_HEADER and WS_TRACE_LESSON say which);
-// `./workshop trace N` runs it, then summarises and draws the timeline.
+// `trace` preset only, once per lesson (WS_TRACE_POOL_HEADER and WS_TRACE_LESSON say which;
+// WS_TRACE_JOIN_HEADER, WS_TRACE_GRAPH_HEADER and WS_TRACE_CORO_HEADER are defined for the
+// lessons that have join, task graphs and coroutines); `./workshop trace N` runs it, then
+// summarises and draws the timeline.
 //
-//   ws_trace_lessonNN --workload tree|flat|imbalanced|fib --workers K --out trace.json
+//   ws_trace_lessonNN --workload tree|flat|imbalanced|fib|graph|coro --workers K --out trace.json
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -23,6 +26,16 @@
 #ifdef WS_TRACE_JOIN_HEADER
 #include WS_TRACE_JOIN_HEADER
 #endif
+#ifdef WS_TRACE_GRAPH_HEADER
+#include WS_TRACE_GRAPH_HEADER
+
+#include "stage_graph.hpp"
+#endif
+#ifdef WS_TRACE_CORO_HEADER
+#include WS_TRACE_CORO_HEADER
+
+#include "coroutine_fib.hpp"
+#endif
 
 namespace {
 
@@ -34,7 +47,20 @@ constexpr unsigned kTreeDepth = 15;  // 65,535 tasks
 constexpr std::uint64_t kImbalancedTasks = 20'000;
 constexpr std::uint64_t kImbalancedUnit = 2'667;  // ns of kernel work: 5 us a task on average
 #ifdef WS_TRACE_JOIN_HEADER
-constexpr std::uint64_t kFibN = 27;
+constexpr std::uint64_t kFibN = 27;  // 317,810 joins
+#endif
+#ifdef WS_TRACE_CORO_HEADER
+// Each when_all wakes a child as a task, so fib(n) is fib_joins(n) tasks: fib(24) makes 75,024
+// (fib(27)'s 317,810 are more tasks than book/tools/lib/timeline.js can draw: above about
+// 120,000 its spread of every task's start into Math.min overflows Node's stack).
+constexpr std::uint64_t kCoroFibN = 24;
+#endif
+#ifdef WS_TRACE_GRAPH_HEADER
+// bench 8's deep graph made narrow and coarse: three nodes a stage on two workers, so one waits
+// for the stage's last node, and each stage is wide enough on the picture to see.
+constexpr std::size_t kGraphStages = 20;
+constexpr std::size_t kGraphWidth = 3;
+constexpr std::uint64_t kGraphNodeNs = 100'000;
 #endif
 
 struct Options {
@@ -87,11 +113,28 @@ void run(Pool& pool, const std::string& workload) {
         Join join{pool};
         (void)ws::bench::fib(join, kFibN);
 #else
-        throw std::invalid_argument("the fib workload needs join, which lesson 07 adds");
+        throw std::invalid_argument("the fib workload needs join (fork_join.hpp)");
+#endif
+    } else if (workload == "graph") {
+#ifdef WS_TRACE_GRAPH_HEADER
+        ws::WS_TRACE_LESSON::TaskGraph graph;
+        const std::uint64_t iterations =
+            ws::bench::iterations_for(std::chrono::nanoseconds{kGraphNodeNs});
+        ws::bench::emplace_stages(graph, kGraphStages, kGraphWidth,
+                                  [iterations] { (void)ws::bench::spin_kernel(iterations); });
+        ws::WS_TRACE_LESSON::run(pool, graph);
+#else
+        throw std::invalid_argument("the graph workload needs task graphs (task_graph.hpp)");
+#endif
+    } else if (workload == "coro") {
+#ifdef WS_TRACE_CORO_HEADER
+        (void)ws::WS_TRACE_LESSON::sync_wait(pool, ws::bench::fib_by_when_all(pool, kCoroFibN));
+#else
+        throw std::invalid_argument("the coro workload needs coroutines (async.hpp)");
 #endif
     } else {
         throw std::invalid_argument("unknown workload " + workload +
-                                    " (tree, flat, imbalanced, fib)");
+                                    " (tree, flat, imbalanced, fib, graph, coro)");
     }
 }
 

@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 
 from workshop_cli import trace  # noqa: E402
+from workshop_cli.lessons import all_lessons  # noqa: E402
 
 
 def workshop(*args, timeout=120):
@@ -116,6 +117,10 @@ class RefusalsTest(unittest.TestCase):
     def test_what_cannot_be_traced_is_refused_before_any_build(self):
         for args, said in ((["trace", "0"], "no pool to trace"),
                            (["trace", "3", "--workload", "fib"], "needs join"),
+                           (["trace", "9", "--workload", "fib"], "needs join"),
+                           (["trace", "3", "--workload", "graph"], "needs task graphs"),
+                           (["trace", "9", "--workload", "graph"], "needs task graphs"),
+                           (["trace", "8", "--workload", "coro"], "needs coroutines"),
                            (["trace", "42"], "The lessons are:"),
                            (["trace", "7", "--workers", "0"], "--workers"),
                            (["trace", "7", "--workload", "spiral"], "invalid choice"),
@@ -124,6 +129,17 @@ class RefusalsTest(unittest.TestCase):
             self.assertEqual(r.returncode, 2, (args, r.stdout, r.stderr))
             self.assertIn(said, r.stderr, args)
             self.assertNotIn("Traceback", r.stderr, args)
+
+    def test_each_lesson_offers_the_workloads_its_files_can_run_and_defaults_to_its_own(self):
+        lessons = {lesson.number: lesson for lesson in all_lessons()}
+        offered = {n: [w for w in trace.WORKLOADS if trace.has(lessons[n], w)]
+                   for n in (3, 7, 8, 9)}
+        self.assertEqual(offered, {3: ["tree", "flat", "imbalanced"],
+                                   7: ["tree", "flat", "imbalanced", "fib"],
+                                   8: ["tree", "flat", "imbalanced", "fib", "graph"],
+                                   9: ["tree", "flat", "imbalanced", "coro"]})
+        self.assertEqual([trace.default_workload(lessons[n]) for n in (3, 7, 8, 9)],
+                         ["tree", "tree", "graph", "coro"])
 
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -170,6 +186,40 @@ class TracedRunTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("worker tracks", r.stdout)
         self.assertRegex(r.stdout, r"\n[1-9][0-9]* passed, 0 failed")
+
+
+@unittest.skipUnless(os.environ.get("WS_SLOW_TESTS", "1") == "1", "WS_SLOW_TESTS=0")
+class TracedOwnWorkloadTest(unittest.TestCase):
+    """Lessons 08 and 09, whose pool is lesson 07's, each on the workload that runs its own code
+    (the default): the trace agrees with stats(), and shows what the lesson changes."""
+
+    def traced(self, lesson):
+        with tempfile.TemporaryDirectory() as out:
+            r = workshop("trace", lesson, "--solution", "--out", out, timeout=900)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            data = json.loads((Path(out) / "trace.json").read_text())
+            self.assertIn("<svg", (Path(out) / "timeline.svg").read_text())
+        self.assertEqual(format_problems(data), [])
+        lanes, _, problems = trace.summarize(data)
+        self.assertEqual(problems, [])
+        return data, lanes
+
+    def test_lesson_08_runs_every_node_of_the_staged_graph_while_the_run_helps(self):
+        data, lanes = self.traced("8")
+        self.assertEqual(data["otherData"]["workload"], "graph")
+        # 20 stages of 3 nodes, and the task that runs the graph from outside (run_from_outside)
+        self.assertEqual(sum(lane.tasks for lane in lanes), 20 * 3 + 1)
+        # ... which waits for the nodes by helping (lesson 07's help_until), never by blocking
+        self.assertTrue(any(lane.helping_us > 0 for lane in lanes), lanes)
+
+    def test_lesson_09_runs_a_resume_job_per_when_all_and_never_helps(self):
+        data, lanes = self.traced("9")
+        self.assertEqual(data["otherData"]["workload"], "coro")
+        # fib(24) makes 75,024 when_alls; each wakes one child as a resume job (the other
+        # runs on by symmetric transfer), and sync_wait's frame starts as one more
+        self.assertEqual(sum(lane.tasks for lane in lanes), 75_024 + 1)
+        # a coroutine that waits is suspended: its worker never helps inside a task
+        self.assertEqual([lane.helping_us for lane in lanes], [0.0] * len(lanes))
 
 
 if __name__ == "__main__":

@@ -357,10 +357,13 @@ def parser() -> argparse.ArgumentParser:
     tr = sub.add_parser("trace", help="see a lesson's pool work: every worker's tasks, steals, "
                         "parks on a timeline (trace.json for Perfetto, timeline.svg, a summary)")
     tr.add_argument("lesson")
-    tr.add_argument("--workload", choices=("tree", "flat", "imbalanced", "fib"), default="tree",
+    tr.add_argument("--workload", choices=("tree", "flat", "imbalanced", "fib", "graph", "coro"),
                     help="tree: a spawn tree of 65,535 tasks; flat: 100,000 spawns from outside; "
                          "imbalanced: 20,000 uneven tasks spawned by one task; fib: fib(27) by "
-                         "join (lesson 07)")
+                         "join (lessons 07, 08); graph: a task graph of 20 stages of 3 nodes of "
+                         "100 us, each after every node of the stage before (lesson 08); coro: "
+                         "fib(24) by coroutines, co_await when_all (lesson 09). Default: tree, "
+                         "graph for lesson 08, coro for lesson 09")
     tr.add_argument("--workers", type=argtypes.positive_int, default=2)
     whose = tr.add_mutually_exclusive_group()
     whose.add_argument("--solution", action="store_true", help="trace the reference solution")

@@ -18,10 +18,16 @@ from pathlib import Path
 from . import build as b
 from . import export, node
 from .environment import install_hint
-from .lessons import ROOT, Lesson, UsageError
+from .lessons import ROOT, Lesson, UsageError, all_lessons
 
-WORKLOADS = ("tree", "flat", "imbalanced", "fib")
-TRACED = range(1, 8)  # the lessons whose pools record (lesson 00 has no pool)
+WORKLOADS = ("tree", "flat", "imbalanced", "fib", "graph", "coro")
+# The lessons whose pools record (lesson 00 has no pool), as bench/CMakeLists.txt builds them.
+TRACED = range(1, 10)
+# The workloads that need more than a pool, and the lesson file that has it: the rule by which
+# bench/CMakeLists.txt gives ws_trace_lessonNN the workload (trace_run.cpp).
+NEEDS = {"fib": ("fork_join.hpp", "join"),
+         "graph": ("task_graph.hpp", "task graphs"),
+         "coro": ("async.hpp", "coroutines")}
 DRAW = ROOT / "book" / "tools" / "lib" / "timeline.js"
 
 
@@ -156,20 +162,41 @@ def print_summary(lanes: list[Lane], end_us: float) -> None:
               f"{lane.longest_idle_us / 1000:>11.2f}ms")
 
 
+def has(lesson: Lesson, workload: str) -> bool:
+    """Whether the lesson can run the workload (its pool runs tree, flat and imbalanced)."""
+    if workload not in NEEDS:
+        return True
+    return (ROOT / "lessons" / lesson.folder / NEEDS[workload][0]).exists()
+
+
+def default_workload(lesson: Lesson) -> str:
+    """The spawn tree; for lessons 08 and 09, whose pool is lesson 07's carried unchanged, the
+    workload that runs the lesson's own code (the tree would run none of it)."""
+    return next((w for w in ("graph", "coro") if has(lesson, w)), "tree")
+
+
 def check_request(lesson: Lesson, workload: str, solution: bool) -> None:
     """Refuses what cannot run, before anything is built."""
     if lesson.number not in TRACED:
-        raise UsageError(f"lesson {lesson.nn} has no pool to trace: lessons 01 to 07 have")
-    if workload == "fib" and lesson.number < 7:
-        raise UsageError("the fib workload needs join, which lesson 07 adds: choose tree, flat "
-                         "or imbalanced for this lesson")
+        raise UsageError(f"lesson {lesson.nn} has no pool to trace: lessons "
+                         f"{TRACED[0]:02d} to {TRACED[-1]:02d} have")
+    if not has(lesson, workload):
+        file, what = NEEDS[workload]
+        others = [x.nn for x in all_lessons() if x.number in TRACED and has(x, workload)]
+        where = (f"lesson {others[0]} has it" if len(others) == 1 else
+                 f"lessons {' and '.join(others)} have it" if others else "no lesson here has it")
+        choices = [w for w in WORKLOADS if has(lesson, w)]
+        raise UsageError(f"the {workload} workload needs {what} ({file}), which lesson "
+                         f"{lesson.nn} does not have ({where}): choose "
+                         f"{', '.join(choices[:-1])} or {choices[-1]} for this lesson")
     if solution and export.is_student_edition():
         raise UsageError("this is the student edition: it has no solutions/ to trace")
 
 
-def run(lesson: Lesson, workload: str, workers: int, solution: bool, out_dir: Path,
+def run(lesson: Lesson, workload: str | None, workers: int, solution: bool, out_dir: Path,
         save_to_book: bool = False) -> int:
     solution = solution or save_to_book  # the book's timelines are the reference's
+    workload = workload or default_workload(lesson)
     check_request(lesson, workload, solution)
     target = f"ws_trace_lesson{lesson.nn}" + ("" if solution else "_mine")
     whose = "the reference solution" if solution else f"YOUR code in lessons/{lesson.folder}"
@@ -180,8 +207,15 @@ def run(lesson: Lesson, workload: str, workers: int, solution: bool, out_dir: Pa
     out_dir.mkdir(parents=True, exist_ok=True)
     trace_json = out_dir / "trace.json"
     exe = b.build_dir("trace") / "bench" / target
-    r = subprocess.run([str(exe), "--workload", workload, "--workers", str(workers),
-                        "--out", str(trace_json)], capture_output=True, text=True, timeout=600)
+    try:
+        r = subprocess.run([str(exe), "--workload", workload, "--workers", str(workers),
+                            "--out", str(trace_json)], capture_output=True, text=True,
+                           timeout=600)
+    except subprocess.TimeoutExpired:
+        where = ("" if solution else f" (./workshop test {lesson.number} finds where, with the "
+                 "exercise's likely cause)")
+        raise UsageError(f"the traced run did not end within 10 minutes: {whose} hangs on "
+                         f"'{workload}'{where}") from None
     if r.returncode != 0:
         said = (r.stdout + r.stderr).strip()
         if not solution and ("not implemented" in said.lower() or "terminate" in said):
