@@ -1,6 +1,7 @@
 // Lesson 00 tests, grouped by exercise: Lesson00Ex1 = spawn, Ex2 = run, Ex3 = exceptions.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -77,6 +78,19 @@ TEST(Lesson00Ex2, TasksMayOwnMoveOnlyValues) {
     EXPECT_EQ(seen, 42);
 }
 
+TEST(Lesson00Ex2, ARunningTaskIsNoLongerPending) {
+    // A task is taken out of the queue before it runs: while it runs, pending() counts only the
+    // tasks still waiting, and a run() called from inside it could not find it again.
+    SerialExecutor ex;
+    std::vector<std::size_t> seen;
+    for (int i = 0; i < 3; ++i)
+        ex.spawn([&] { seen.push_back(ex.pending()); });
+    ex.run();
+    EXPECT_EQ(seen, (std::vector<std::size_t>{2, 1, 0}))
+        << "pending() inside a task counted the running task: take it out of the queue before "
+           "running it";
+}
+
 TEST(Lesson00Ex2, ManySpawnsFromTasksAllRun) {
     SerialExecutor ex;
     long count = 0;
@@ -110,6 +124,23 @@ TEST(Lesson00Ex3, ThrowingTaskIsRethrownAfterTheOthersRan) {
         EXPECT_STREQ(e.what(), "task 2 failed");
     }
     EXPECT_EQ(ran, 2) << "the tasks after the throwing one must still run";
+    EXPECT_EQ(ex.pending(), 0u);
+}
+
+TEST(Lesson00Ex3, ATaskMayThrowWhatIsNoStdException) {
+    // C++ lets a task throw anything, an int as well as a std::exception.
+    SerialExecutor ex;
+    int ran = 0;
+    ex.spawn([] { throw 42; });
+    ex.spawn([&] { ++ran; });
+    try {
+        ex.run();
+        FAIL() << "run() must rethrow the task's exception";
+    } catch (int e) {
+        EXPECT_EQ(e, 42);
+    }
+    EXPECT_EQ(ran, 1) << "a task that throws an int stopped the others: catch everything "
+                         "(catch (...)), not only std::exception";
     EXPECT_EQ(ex.pending(), 0u);
 }
 
