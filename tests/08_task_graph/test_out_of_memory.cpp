@@ -62,11 +62,12 @@ struct RefusedRun {
     void expect_done(std::size_t i) {
         if (runs_of(i) != 1) early.fetch_add(1, std::memory_order_relaxed);
     }
+    // How many of the nodes [begin, end) ran other than once, and more than once.
     std::size_t not_once(std::size_t begin, std::size_t end) const {
-        std::size_t n = 0;
-        for (std::size_t i = begin; i < end; ++i)
-            n += runs_of(i) != 1;
-        return n;
+        return count_nodes(begin, end, [](int r) { return r != 1; });
+    }
+    std::size_t more_than_once(std::size_t begin, std::size_t end) const {
+        return count_nodes(begin, end, [](int r) { return r > 1; });
     }
     void forget_runs() {
         for (auto& r : runs)
@@ -98,17 +99,48 @@ struct RefusedRun {
             refuse_allocations(false);
         });
     }
+    // Of what run_refusing_allocations recorded: run() let no std::bad_alloc out, nor anything
+    // but a node's exception.
+    void expect_no_bad_alloc_got_out() const {
+        EXPECT_FALSE(threw_bad_alloc.load())
+            << "run() threw the push's std::bad_alloc: a ready source whose push fails must run "
+               "right there (start may not throw while the sources pushed before it run)";
+        EXPECT_FALSE(threw_other.load()) << "run() threw something that is not a node's exception";
+    }
+
+  private:
+    template <typename Pred>
+    std::size_t count_nodes(std::size_t begin, std::size_t end, Pred pred) const {
+        std::size_t n = 0;
+        for (std::size_t i = begin; i < end; ++i)
+            n += pred(runs_of(i));
+        return n;
+    }
 };
 
 // f(setup) on a thread of its own; false if it has not returned within 5 s (scaled), and then
 // `setup` is leaked: the run that hangs still uses it. (A node whose push failed and that is
-// then dropped leaves the run waiting for ever.)
+// then dropped leaves the run waiting for ever.) Once it has returned, at least one allocation
+// must have been refused meanwhile, or the test proves nothing.
 template <typename F>
 bool returns_within(std::unique_ptr<RefusedRun>& setup, F f) {
+    const std::uint64_t refused_before = refused_so_far();
     ws::testing::DetachedCall call([s = setup.get(), f] { f(*s); });
-    if (call.wait_for(std::chrono::seconds(5 * ws::testing::slowdown()))) return true;
-    (void)setup.release();
-    return false;
+    if (!call.wait_for(std::chrono::seconds(5 * ws::testing::slowdown()))) {
+        (void)setup.release();
+        return false;
+    }
+    EXPECT_GT(refused_so_far(), refused_before)
+        << "no push was refused: the test did not reach the out-of-memory path";
+    return true;
+}
+
+// The graph's second run, from a task of the pool that refuses allocations, so that start()'s
+// pushes beyond the deque's kRoom slots fail (the first run, on another pool, checked the graph
+// for cycles, which allocates); as returns_within.
+bool second_run_refusing_allocations_returns(std::unique_ptr<RefusedRun>& setup) {
+    setup->check_for_cycles_once();
+    return returns_within(setup, [](RefusedRun& x) { x.run_refusing_allocations(); });
 }
 
 }  // namespace
@@ -122,17 +154,9 @@ TEST(Lesson08Ex4, ASourceWhosePushRunsOutOfMemoryStillRunsOnce) {
     RefusedRun* s = setup.get();
     for (std::size_t i = 0; i < kWide; ++i)
         s->graph.emplace([s, i] { s->ran(i); });
-    s->check_for_cycles_once();
-
-    const std::uint64_t refused_before = refused_so_far();
-    ASSERT_TRUE(returns_within(setup, [](RefusedRun& x) { x.run_refusing_allocations(); }))
+    ASSERT_TRUE(second_run_refusing_allocations_returns(setup))
         << "run() did not return: a source whose push failed was dropped?";
-    EXPECT_GT(refused_so_far(), refused_before)
-        << "no push was refused: the test did not reach the out-of-memory path";
-    EXPECT_FALSE(s->threw_bad_alloc.load())
-        << "run() threw the push's std::bad_alloc: a ready source whose push fails must run "
-           "right there (start may not throw while the sources pushed before it run)";
-    EXPECT_FALSE(s->threw_other.load());
+    s->expect_no_bad_alloc_got_out();
     EXPECT_EQ(s->not_once(0, kWide), 0u) << "sources that did not run exactly once";
 }
 
@@ -164,13 +188,10 @@ TEST(Lesson08Ex2, ASuccessorWhosePushRunsOutOfMemoryStillRunsOnce) {
         middle.precede(sink);
     }
 
-    const std::uint64_t refused_before = refused_so_far();
     ASSERT_TRUE(returns_within(setup, [](RefusedRun& x) {
         ws::lesson08::run(x.pool, x.graph);
         lesson08_test::on_worker(x.pool, [] { refuse_allocations(false); });  // if the sink did not
     })) << "run() did not return: a successor whose push failed was dropped?";
-    EXPECT_GT(refused_so_far(), refused_before)
-        << "no push was refused: the test did not reach the out-of-memory path";
     EXPECT_EQ(s->not_once(0, kWide + 2), 0u) << "nodes that did not run exactly once";
     EXPECT_EQ(s->early.load(), 0) << "nodes that started before a predecessor had finished";
 
@@ -198,21 +219,11 @@ TEST(Lesson08Ex4, ANodeRunAtOnceAfterAFailedPushThatThrowsEndsTheRunAsAnyFailure
             })
             .precede(sink);
     }
-    s->check_for_cycles_once();
-
-    const std::uint64_t refused_before = refused_so_far();
-    ASSERT_TRUE(returns_within(setup, [](RefusedRun& x) { x.run_refusing_allocations(); }))
-        << "run() did not return";
-    EXPECT_GT(refused_so_far(), refused_before)
-        << "no push was refused: the test did not reach the out-of-memory path";
+    ASSERT_TRUE(second_run_refusing_allocations_returns(setup)) << "run() did not return";
     EXPECT_TRUE(s->threw_node_failed.load())
         << "run() did not rethrow the exception of the node it ran at once";
-    EXPECT_FALSE(s->threw_bad_alloc.load()) << "run() threw the push's std::bad_alloc";
-    EXPECT_FALSE(s->threw_other.load());
-    std::size_t twice = 0;
-    for (std::size_t i = 0; i <= kWide; ++i)
-        twice += s->runs_of(i) > 1;
-    EXPECT_EQ(twice, 0u) << "nodes that ran more than once";
+    s->expect_no_bad_alloc_got_out();
+    EXPECT_EQ(s->more_than_once(0, kWide + 1), 0u) << "nodes that ran more than once";
     EXPECT_EQ(s->runs_of(kThrower), 1);
     EXPECT_EQ(s->runs_of(kWide), 0) << "the sink ran after a source had failed";
     for (std::size_t i = 0; i < kWide; ++i) {
