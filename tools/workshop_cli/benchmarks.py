@@ -72,6 +72,10 @@ def busy_warning() -> None:
                    "contenders suffer most); for figures to quote, run on a quiet machine")
 
 
+class BenchmarkFailed(b.BuildError):
+    """The benchmark built, then exited non-zero; the message holds its last lines."""
+
+
 def run_benchmark(binary: str, out_json: Path, *, repetitions: int, min_time: float,
                   bench_filter: str | None = None) -> dict:
     b.build("bench", [binary])
@@ -104,7 +108,7 @@ def run_benchmark(binary: str, out_json: Path, *, repetitions: int, min_time: fl
                 if done < len(names) else ""
             b.progress(f"  done: {finished}{following}")
     if proc.wait() != 0:
-        raise b.BuildError(f"{binary} failed (exit code {proc.returncode}):\n" + "".join(tail))
+        raise BenchmarkFailed(f"{binary} failed (exit code {proc.returncode}):\n" + "".join(tail))
     return json.loads(out_json.read_text())
 
 

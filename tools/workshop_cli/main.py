@@ -6,8 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import (benchmarks, breakit, build as b, carry, charts, check, classroom, export, grading,
-               hints, node, testing, watch)
+from . import (bench_lessons, benchmarks, breakit, build as b, carry, charts, check, classroom,
+               export, grading, hints, node, testing, watch)
 from .lessons import ROOT, UsageError, all_lessons, find_lesson
 from . import args as argtypes
 
@@ -59,11 +59,16 @@ def cmd_bench(args) -> int:
     # The book's figures are the reference's: --save-to-book measures it, whatever else is said.
     mine = not args.solution and not args.save_to_book and not student
     binary = f"bench_lesson{lesson.nn}" + ("_mine" if mine else "")
-    others = (f", against the reference solution of lesson {lesson.number - 1:02d}"
-              if lesson.number > 1 else "")
-    if mine or student:
-        b.progress(f"measuring YOUR code in lessons/{lesson.folder} (the rows named "
-                   f"lesson{lesson.nn}){others}; --solution measures the reference instead")
+    # The other lessons bench N is built from: the learner's too in the student edition.
+    others = bench_lessons.linked_lessons(lesson.number)[:-1]
+    yours = f"measuring YOUR code in lessons/{lesson.folder} (the rows named lesson{lesson.nn})"
+    if student:
+        beside = f", beside your code of {bench_lessons.lessons_phrase(others)}" if others else ""
+        b.progress(yours + beside)
+    elif mine:
+        against = (f", against the reference solution of {bench_lessons.lessons_phrase(others)}"
+                   if others else "")
+        b.progress(yours + against + "; --solution measures the reference instead")
     else:
         b.progress(f"measuring the reference solution in solutions/{lesson.folder}")
     out = b.build_dir("bench") / "results" / f"{binary}.json"
@@ -71,15 +76,10 @@ def cmd_bench(args) -> int:
         report = benchmarks.run_benchmark(binary, out, repetitions=args.repetitions,
                                           min_time=args.min_time, bench_filter=args.filter)
     except b.BuildError as e:
-        if not mine or "failed (exit code" not in str(e):
+        if not (mine or student):
             raise
-        unfinished = "not implemented yet" in str(e) or "terminate called" in str(e)
-        raise UsageError(
-            f"your lesson {lesson.nn} code " + ("is not finished yet (it threw in the "
-                                                "benchmark)" if unfinished else
-                                                "crashed in the benchmark")
-            + f": ./workshop test {lesson.number} says what is left; ./workshop bench "
-            f"{lesson.number} --solution measures the reference") from None
+        # Name the learner's lessons that failed: bench N is built from more than lesson N.
+        raise bench_lessons.explain(e, lesson.number, student=student) from None
     previous = f"lesson{lesson.number - 1:02d}" if lesson.number > 0 else "sequential"
     table = benchmarks.medians(report)
     benchmarks.print_table(table, reference=previous)
