@@ -10,6 +10,8 @@
 // lock: two callers of wait_idle asleep before the last task finishes, the workers asleep before
 // a spawn. blocked_on_futex(tid) tells a thread blocked on a mutex or a condition variable from
 // one in sleep_for; sleeps_so_far(tid) counts its sleeps, so a test can see one begin.
+// run_delay(tid) is how long it has waited, runnable, for a CPU: on a loaded machine, the part
+// of a wall-clock interval that the machine is answerable for (<ws/testing/latency.hpp>).
 //
 // Steering. Some interleavings need a thread to stop at one exact place, between two lock
 // operations say, with no code of the test's own there to wait in. pin_to_cpu() puts threads on
@@ -30,6 +32,7 @@
 
 #include <chrono>
 #include <exception>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -115,6 +118,20 @@ inline long sleeps_so_far(ThreadId tid) {
         if (line.compare(0, key.size(), key) == 0) return std::atol(line.c_str() + key.size());
     }
     return -1;
+}
+
+// How long the thread has spent runnable but waiting for a CPU so far, its run-queue delay: the
+// second field of /proc/self/task/TID/schedstat ("time on a CPU, time waiting for one, number of
+// turns", in ns); nullopt if unknown (no such thread, or a kernel without schedstats: a test
+// then falls back to the plain wall clock). Sleeping (sleep_for, a futex or condition-variable
+// wait, any blocking call) is never in it: it is time the thread wanted to run. The kernel adds a
+// wait when it ends, as the thread gets a CPU, so the figure of a thread waiting right now lacks
+// that wait; the figure of a running thread (the caller's own) or of a sleeping one is up to date.
+inline std::optional<std::chrono::nanoseconds> run_delay(ThreadId tid) {
+    std::ifstream schedstat("/proc/self/task/" + std::to_string(tid) + "/schedstat");
+    long long on_cpu = 0, waiting = 0;
+    if (!(schedstat >> on_cpu >> waiting)) return std::nullopt;
+    return std::chrono::nanoseconds{waiting};
 }
 
 // Waits until `done(tid)` holds for every thread in `tids` at `polls` polls in a row, 1 ms
@@ -206,6 +223,9 @@ inline bool blocked_on_futex(ThreadId) {
 }
 inline long sleeps_so_far(ThreadId) {
     return -1;
+}
+inline std::optional<std::chrono::nanoseconds> run_delay(ThreadId) {
+    return std::nullopt;
 }
 template <typename Pred>
 bool wait_until_all(const std::vector<ThreadId>&, Pred, std::chrono::milliseconds, int = 20) {
