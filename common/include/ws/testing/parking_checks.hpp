@@ -17,6 +17,7 @@
 #include "ws/pool.hpp"
 #include "ws/testing/exactly_once.hpp"
 #include "ws/testing/harness.hpp"
+#include "ws/testing/latency.hpp"
 #include "ws/testing/pool_checks.hpp"
 #include "ws/testing/stress.hpp"
 #include "ws/testing/wait.hpp"
@@ -125,16 +126,33 @@ void check_two_long_tasks(const Config& config) {
                                 "worker that took the first did not wake the other";
 }
 
-// How long destroying a 2-worker pool takes once its workers are parked.
+// Destroying a pool takes under `bound` × slowdown() once its workers are parked: timed from the
+// call to the destructor's return, less the time the worker that ended last, and then the test
+// thread, waited, runnable, for a core (<ws/testing/latency.hpp>; beside busy processes a worker
+// woken at once can wait longer than the bound for a core). A worker left asleep is all counted.
+// Its workers first each run a task that leaves a probe in them (EndProbes).
 template <ws::Pool P, typename Config>
-std::optional<std::chrono::steady_clock::duration> time_to_destroy_parked(const Config& config) {
-    std::optional<P> pool(std::in_place, config);
-    pool->spawn([] {});
-    pool->wait_idle();
-    if (!wait_until_all_asleep(*pool)) return std::nullopt;
-    const auto t0 = std::chrono::steady_clock::now();
-    pool.reset();
-    return std::chrono::steady_clock::now() - t0;
+void check_prompt_destruction(const Config& config, std::chrono::milliseconds bound) {
+    const auto limit = bound * slowdown();
+    const auto took = measure_until_clear(limit, [&]() -> std::optional<Latency> {
+        std::optional<P> pool(std::in_place, config);
+        EndProbes probes;
+        if (!probes.arm(*pool, pool->num_workers())) {
+            ADD_FAILURE() << "tasks that wait for each other did not run, each on a worker of its "
+                             "own: a task spawned while the others are busy must wake a worker";
+            return std::nullopt;
+        }
+        if (!wait_until_all_asleep(*pool)) {
+            ADD_FAILURE() << "the workers never parked";
+            return std::nullopt;
+        }
+        return time_to_destroy(probes, [&] { pool.reset(); });
+    });
+    ASSERT_TRUE(took.has_value());
+    LatencyRecord().add(*took);
+    EXPECT_LT(took->left(), limit)
+        << "destroying a parked pool took " << describe(*took)
+        << ": the shutdown must wake every parked worker, and a woken worker must leave";
 }
 
 }  // namespace ws::testing::parking
