@@ -12,6 +12,7 @@ const figures = require('./lib/figures');
 const charts = require('./lib/charts');
 const { tokenize } = require('./lib/search');
 const post = require('./lib/postprocess');
+const timeline = require('./lib/timeline');
 
 const SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><title>t</title><rect/></svg>\n';
 
@@ -76,4 +77,23 @@ test('the page rules: figures, headings, callouts, listings, tables, chapter lin
     '<a href="p.html" class="navigation navigation-prev " aria-label="Previous page: P">' +
     '<a href="n.html" class="navigation navigation-next " aria-label="Next page: Lesson 05: Parking">');
   assert.match(nav, /<a class="chapter-nav-next" rel="next" href="n.html">.*Lesson 05: Parking/);
+});
+
+test('a timeline reads a run of 320,000 tasks (the run\'s bounds without spreading them as arguments)', () => {
+  const traceEvents = [0, 1].map((tid) => ({ ph: 'M', name: 'thread_name', pid: 1, tid, args: { name: `worker ${tid}` } }));
+  for (let i = 0; i < 320000; ++i) {
+    const ts = 10 + i * 0.3;
+    traceEvents.push({ ph: 'B', name: 'task', pid: 1, tid: i % 2, ts }, { ph: 'E', name: 'task', pid: 1, tid: i % 2, ts: ts + 0.5 });
+  }
+  const { start, end, workers } = timeline.readTrace({ traceEvents });
+  assert.strictEqual(workers, 2);
+  assert.strictEqual(start, 10);
+  assert.ok(Math.abs(end - (10 + 319999 * 0.3 + 0.5)) < 1e-6, `end ${end}`);
+});
+
+test('a timeline takes its lesson\'s colour from the charts, lessons 08 and 09 too', () => {
+  for (const lesson of ['lesson07', 'lesson08', 'lesson09']) {
+    const spec = timeline.timelineSpec({ lesson, workload: 'tree', workers: 2, run_ms: 1, bars: [], steals: [], injector: [] }, 't');
+    assert.ok(JSON.stringify(spec).includes(charts.colourOf(lesson)), lesson);
+  }
 });

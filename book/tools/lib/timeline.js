@@ -22,7 +22,7 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
-const { render, PALETTE } = require('./charts');
+const { render, colourOf } = require('./charts');
 const figures = require('./figures');
 
 const GENERATOR = 'book/tools/lib/timeline.js';
@@ -56,8 +56,14 @@ function readTrace(trace) {
   const workers = trace.traceEvents.filter((e) => e.ph === 'M' && e.name === 'thread_name').length;
   // The run: from the first task's start to the last task's end, as ./workshop trace sums it up.
   const tasks = slices.filter((s) => s.name === 'task');
-  const start = tasks.length ? Math.min(...tasks.map((s) => s.start)) : 0;
-  if (tasks.length) end = Math.max(...tasks.map((s) => s.end));
+  // Loops, not Math.min(...list): spread as arguments, the tasks of a big run (fib(27) by
+  // lesson 09's coroutines has 317,811) overflow the call stack.
+  let start = tasks.length ? Infinity : 0;
+  if (tasks.length) end = -Infinity;
+  for (const s of tasks) {
+    start = Math.min(start, s.start);
+    end = Math.max(end, s.end);
+  }
   return { slices, instants, workers, start, end };
 }
 
@@ -130,7 +136,7 @@ const DESCRIPTION = 'one lane per worker; bars are tasks running, grey is parked
 function timelineSpec(data, title, axisMs = data.run_ms) {
   const lanes = Array.from({ length: data.workers }, (_, w) => `worker ${w}`);
   const named = (list) => list.map((d) => ({ ...d, lane: `worker ${d.lane}` }));
-  const colour = PALETTE[data.lesson] || '#4e79a7';
+  const colour = colourOf(data.lesson);  // as in every chart (lessons 08 and 09 have no PALETTE entry)
   const y = { field: 'lane', type: 'nominal', sort: lanes, title: null, scale: { domain: lanes, paddingInner: 0.25 } };
   const x = { field: 'ms0', type: 'quantitative', title: 'time (ms)', scale: { domain: [0, axisMs] } };
   const layer = (name, mark) => ({ transform: [{ filter: `datum.name === '${name}'` }], mark, encoding: { y, x, x2: { field: 'ms1' } } });
