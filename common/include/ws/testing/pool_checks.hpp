@@ -116,15 +116,4 @@ std::optional<double> idle_cpu_seconds(P& pool, std::chrono::milliseconds settle
     return least;
 }
 
-// How long destroying a pool of `workers` takes once it has been idle for `settle`.
-template <ws::Pool P>
-std::chrono::steady_clock::duration time_to_destroy_idle(std::size_t workers,
-                                                         std::chrono::milliseconds settle) {
-    std::optional<P> pool(std::in_place, workers);
-    std::this_thread::sleep_for(settle);
-    const auto t0 = std::chrono::steady_clock::now();
-    pool.reset();
-    return std::chrono::steady_clock::now() - t0;
-}
-
 }  // namespace ws::testing
