@@ -50,9 +50,8 @@ constexpr std::uint64_t kImbalancedUnit = 2'667;  // ns of kernel work: 5 us a t
 constexpr std::uint64_t kFibN = 27;  // 317,810 joins
 #endif
 #ifdef WS_TRACE_CORO_HEADER
-// Each when_all wakes a child as a task, so fib(n) is fib_joins(n) tasks: fib(24) makes 75,024
-// (fib(27)'s 317,810 are more tasks than book/tools/lib/timeline.js can draw: above about
-// 120,000 its spread of every task's start into Math.min overflows Node's stack).
+// Each when_all wakes a child as a task, so fib(n) is fib_joins(n) tasks: fib(24) makes 75,024,
+// a quarter of fib(27)'s 317,810, which a timeline merges into bars a pixel wide all the same.
 constexpr std::uint64_t kCoroFibN = 24;
 #endif
 #ifdef WS_TRACE_GRAPH_HEADER
