@@ -148,7 +148,13 @@ class StudentEditionBenchTest(unittest.TestCase):
         self.assertNotIn("Traceback", said)
         errors = [l for l in r.stderr.splitlines() if l.startswith("workshop")]
         self.assertEqual(len(errors), 1, said)
-        self.assertIn("your lesson 05 code is not finished yet", errors[0])
+        # Which lesson threw is in the benchmark's last lines only when std::terminate printed
+        # the stub's what(): both workers can throw at once, and then (CI, 2026-11-26, once in
+        # three runs) the tail lacks it and the tool names every lesson bench 7 is built from,
+        # lesson 05 first. The named form is checked deterministically above (explain()).
+        self.assertTrue("your lesson 05 code is not finished yet" in errors[0] or
+                        "bench 7 runs your lessons 05, 06 and 07: one of them is not finished"
+                        in errors[0], errors[0])
         self.assertIn("./workshop test 5", errors[0])
         self.assertNotIn("lesson 07 code", said)
         self.assertNotIn("reference solution", said)  # there is none in this edition
