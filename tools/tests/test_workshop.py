@@ -175,6 +175,66 @@ SUMMARY: ThreadSanitizer: data race /work/x/lessons/01_shared_queue/thread_pool.
         self.assertEqual(m.group(5), "Exception: SegFault")
 
 
+class SkipsAreNotPassesTest(unittest.TestCase):
+    """A graded test that skipped itself checked nothing: under g++ it is reported as skipped,
+    neither as passed (no points, the exercise not done, a non-zero exit for Classroom) nor as
+    failed; under a sanitizer, where the reference skips the same tests, it counts."""
+
+    SKIP_OUTPUT = ("[ RUN      ] Lesson06Ex4.Skips\n"
+                   "/x/tests/06_injector/test_ex4_failed_spawn.cpp:246: Skipped\n"
+                   "the moment this test needs\ndid not happen\n\n"
+                   "[  SKIPPED ] Lesson06Ex4.Skips (3 ms)\n")
+
+    def results(self):
+        return [ctest.TestResult("lesson06.starter.Lesson06Ex4.Skips", True, self.SKIP_OUTPUT,
+                                 0.0, skipped=True),
+                ctest.TestResult("lesson06.starter.Lesson06Ex4.Passes", True, "", 0.0)]
+
+    def test_workshop_test_reports_a_skip_as_a_skip(self):
+        import contextlib
+        import io
+        from workshop_cli import testing
+        lesson = find_lesson("6")
+        ex4 = next(s for s in testing.summarise(lesson, self.results()) if s.number == 4)
+        own = 2 - ex4.given  # given tests of exercise 4 are not in passed/total
+        self.assertEqual([r.test for r in ex4.skipped], ["Skips"])
+        self.assertEqual(ex4.passed, own - 1)
+        self.assertFalse(ex4.done)
+        self.assertEqual(ex4.failures, [])  # not a failure either
+        self.assertEqual(testing.skip_reason(ex4.skipped[0]),
+                         "the moment this test needs did not happen")
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            testing.print_report(lesson, [ex4], what="starter", verbose=False, other=[])
+        self.assertIn("1 skipped", out.getvalue())
+        self.assertIn("Lesson06Ex4.Skips skipped, so not checked: the moment", out.getvalue())
+        tsan = next(s for s in testing.summarise(lesson, self.results(), "tsan")
+                    if s.number == 4)
+        self.assertEqual((tsan.skipped, tsan.passed), ([], own))
+
+    def test_grading_scores_a_skip_as_nothing_and_lists_it_apart(self):
+        from workshop_cli import gradebook, grading
+        from workshop_cli.gtest_run import Outcome
+        lesson = find_lesson("6")
+        names = ["Lesson06Ex4.Skips", "Lesson06Ex4.Passes"]
+        grade = grading.LessonGrade(lesson.number, lesson.title)
+        grade.results = {
+            names[0]: Outcome(names[0], "skipped", "skipped: the moment did not happen", 0.1, 1),
+            names[1]: Outcome(names[1], "passed", "", 0.1, 1)}
+        grading.score(lesson, grade, names, tsan=False)
+        ex4 = next(e for e in grade.exercises if e.number == 4)
+        self.assertEqual((ex4.passed, ex4.total, ex4.skipped), (1, 2, 1))
+        self.assertEqual(ex4.points, grading.EXERCISE_POINTS / 2)
+        graded = grading.Graded("test", None, [grade], "now")
+        text = gradebook.markdown(graded)
+        self.assertIn("1/2 (1 skipped)", text)
+        self.assertIn("## Skipped tests", text)
+        self.assertNotIn("## Failing tests", text)
+        self.assertEqual(gradebook.as_json(graded)["lessons"][0]["exercises"][3]["skipped"], 1)
+        junit = gradebook.junit(graded).getroot()
+        self.assertEqual((junit.get("skipped"), junit.get("failures")), ("1", "0"))
+
+
 class TranscriptTest(unittest.TestCase):
     """The book's transcripts are real runs of the current examples (./workshop transcripts)."""
 

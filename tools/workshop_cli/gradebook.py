@@ -63,7 +63,7 @@ def as_json(g) -> dict:
             "tsan_max_points": l.tsan_max,
             "build_error": l.build_error,
             "exercises": [{"number": e.number, "title": e.title, "passed": e.passed,
-                           "total": e.total, "tsan_passed": e.tsan_passed,
+                           "total": e.total, "skipped": e.skipped, "tsan_passed": e.tsan_passed,
                            "points": _r(e.points), "max_points": e.max_points}
                           for e in l.exercises],
             "failing_tests": _failing(l.results, "default"),
@@ -108,8 +108,10 @@ def markdown(g) -> str:
             continue
         for i, e in enumerate(l.exercises):
             tsan = "—" if e.tsan_passed is None else f"{e.tsan_passed}/{e.total}"
+            skipped = f" ({e.skipped} skipped)" if e.skipped else ""
             lines.append(f"| {name if i == 0 else ''} | {e.number}: {_cell(e.title)} | "
-                         f"{e.passed}/{e.total} | {tsan} | {e.points:.2f} / {e.max_points} |")
+                         f"{e.passed}/{e.total}{skipped} | {tsan} | {e.points:.2f} / "
+                         f"{e.max_points} |")
         if g.tsan:
             clean = ("not run" if l.tsan_clean is None else
                      "yes" if l.tsan_clean else "NO: data races reported")
@@ -118,12 +120,18 @@ def markdown(g) -> str:
             ok = sum(1 for t in l.given if t in l.results and l.results[t].passed)
             lines.append(f"| | given code (not scored) | {ok}/{len(l.given)} | | |")
         lines.append(f"| | **lesson {l.nn}** | | | **{l.points:.2f} / {l.max_points}** |")
-    failing = [(l, o, kind) for l in g.lessons
-               for kind, outcomes in (("g++", l.results), ("TSan", l.tsan_results))
-               for o in outcomes.values() if not o.ok("default" if kind == "g++" else "tsan")]
+    not_ok = [(l, o, kind) for l in g.lessons
+              for kind, outcomes in (("g++", l.results), ("TSan", l.tsan_results))
+              for o in outcomes.values() if not o.ok("default" if kind == "g++" else "tsan")]
+    failing = [(l, o, kind) for l, o, kind in not_ok if o.status != "skipped"]
+    skipped = [(l, o, kind) for l, o, kind in not_ok if o.status == "skipped"]
     if failing:
         lines += ["", "## Failing tests", ""]
         for l, o, kind in failing:
+            lines.append(f"- `{o.name}` ({kind}, lesson {l.nn}): {o.first_failure}")
+    if skipped:
+        lines += ["", "## Skipped tests (they checked nothing, so they score nothing)", ""]
+        for l, o, kind in skipped:
             lines.append(f"- `{o.name}` ({kind}, lesson {l.nn}): {o.first_failure}")
     broken = [l for l in g.lessons if l.build_error]
     if broken:

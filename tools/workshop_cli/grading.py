@@ -44,6 +44,7 @@ class ExerciseGrade:
     tsan_passed: int | None  # None when TSan was not run
     points: float = 0.0
     max_points: int = EXERCISE_POINTS
+    skipped: int = 0  # under g++: skipped themselves, checked nothing, scored nothing
 
 
 @dataclass
@@ -144,9 +145,11 @@ def score(lesson: Lesson, grade: LessonGrade, expected: list[str], tsan: bool) -
         passed = sum(1 for t in mine if t in grade.results and grade.results[t].passed)
         tsan_passed = (sum(1 for t in mine if t in grade.tsan_results
                            and grade.tsan_results[t].ok("tsan")) if tsan else None)
+        skipped = sum(1 for t in mine if t in grade.results
+                      and grade.results[t].status == "skipped")
         points = EXERCISE_POINTS * passed / len(mine) if mine else 0.0
         grade.exercises.append(ExerciseGrade(ex.number, ex.title, passed, len(mine), tsan_passed,
-                                             round(points, 2)))
+                                             round(points, 2), skipped=skipped))
         if not mine and grade.build_error is None:
             grade.notes.append(f"exercise {ex.number} has no tests: it scores nothing")
     scored = [t for t in expected if exercise_of(lesson, t) is not None]

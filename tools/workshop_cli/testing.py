@@ -5,7 +5,7 @@ import json
 import re
 import time
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import build as b
 from .ctest import TestResult, run_ctest
@@ -24,6 +24,10 @@ class ExerciseSummary:
     failures: list[TestResult]
     given: int = 0          # tests of given code (lesson.toml's given_tests), not counted above
     given_failing: int = 0  # of those, failing: the learner broke something that worked
+    # Tests that skipped themselves (GTEST_SKIP) in a build where a skip is no pass (g++, see
+    # counts_as_passed): nothing was checked, so they count as neither passed nor failed, and
+    # the exercise is not done.
+    skipped: list[TestResult] = field(default_factory=list)
 
     @property
     def done(self) -> bool:
@@ -59,7 +63,35 @@ def run_lesson_tests(lesson: Lesson, *, solution: bool, preset: str,
     return run_ctest(preset, name_regex(lesson, solution, exercise), junit, jobs=jobs)
 
 
-def summarise(lesson: Lesson, results: list[TestResult]) -> list[ExerciseSummary]:
+def counts_as_passed(result: TestResult, preset: str) -> bool:
+    """Passed. A test that skipped itself checked nothing: it counts only under a sanitizer,
+    where the reference skips the same tests (those that replace operator new), as in grading
+    (gtest_run.Outcome.ok)."""
+    return result.passed and (not result.skipped or preset != "default")
+
+
+def skipped_here(result: TestResult, preset: str) -> bool:
+    """A skip that does not count as a pass in this build (see counts_as_passed)."""
+    return result.skipped and not counts_as_passed(result, preset)
+
+
+def skip_reason(result: TestResult) -> str:
+    """What a skipped test said (GTEST_SKIP's message: the lines after 'file:line: Skipped')."""
+    lines = result.output.splitlines()
+    for i, line in enumerate(lines):
+        if line.rstrip().endswith(": Skipped"):
+            said = []
+            for text in lines[i + 1:]:
+                if text.startswith("[") or not text.strip():
+                    break
+                said.append(text.strip())
+            if said:
+                return " ".join(said)
+    return "skipped (no reason given)"
+
+
+def summarise(lesson: Lesson, results: list[TestResult],
+              preset: str = "default") -> list[ExerciseSummary]:
     given = given_tests(lesson)
     out = []
     for ex in lesson.exercises:
@@ -68,9 +100,11 @@ def summarise(lesson: Lesson, results: list[TestResult]) -> list[ExerciseSummary
             continue
         own = [r for r in mine if f"{r.suite}.{r.test}" not in given]
         kept = [r for r in mine if f"{r.suite}.{r.test}" in given]
-        out.append(ExerciseSummary(ex.number, ex.title, sum(r.passed for r in own), len(own),
+        out.append(ExerciseSummary(ex.number, ex.title,
+                                   sum(counts_as_passed(r, preset) for r in own), len(own),
                                    [r for r in mine if not r.passed], len(kept),
-                                   sum(not r.passed for r in kept)))
+                                   sum(not counts_as_passed(r, preset) for r in kept),
+                                   [r for r in mine if skipped_here(r, preset)]))
     return out
 
 
@@ -100,13 +134,16 @@ def print_report(lesson: Lesson, summaries: list[ExerciseSummary], *, what: str,
         if s.given:
             kept = (f"  (+{s.given} given: pass from the start)" if not s.given_failing else
                     f"  ({s.given_failing} of {s.given} given tests now FAIL: what worked broke)")
+        skips = f", {len(s.skipped)} skipped" if s.skipped else ""
         print(f"  {mark} exercise {s.number}: {s.title:<{width}} {s.passed}/{s.total} tests "
-              f"pass{kept}")
+              f"pass{skips}{kept}")
         shown = s.failures if verbose else s.failures[:2]
         for r in shown:
             print(f"         x {r.suite}.{r.test}")
             for line in explain(r, s.number).splitlines():
                 print(f"             {line}")
+        for r in s.skipped:
+            print(f"         - {r.suite}.{r.test} skipped, so not checked: {skip_reason(r)}")
         hung = any("[watchdog]" in r.output for r in s.failures)
         if hung and failing_before:
             earlier = ", ".join(str(n) for n in failing_before)
@@ -148,20 +185,23 @@ def run_test(lesson: Lesson, exercise: int | None = None, solution: bool = False
     if not results:
         raise UsageError(f"no tests matched lesson {lesson.nn}"
                          + (f" exercise {exercise}" if exercise else ""))
-    summaries = summarise(lesson, results)
+    summaries = summarise(lesson, results, preset)
     other = [r for r in results if r.exercise is None]
     print_report(lesson, summaries, what=f"{kind} code, {COMPILER[preset]}", verbose=verbose,
                  other=other)
     record_status(lesson, kind, preset, summaries)
-    ok = all(r.passed for r in results)
-    passed = sum(r.passed for r in results)
-    if not ok and not solution:
-        first = next(s for s in summaries if not s.done)
+    # A skip that checked nothing is no pass: the exit code (a Classroom step's points) says so.
+    ok = all(counts_as_passed(r, preset) for r in results)
+    passed = sum(counts_as_passed(r, preset) for r in results)
+    skipped = sum(skipped_here(r, preset) for r in results)
+    first = next((s for s in summaries if not s.done), None)
+    if not ok and not solution and first is not None:
         needed = [int(m.group(2)) for r in first.failures
                   if (m := NOT_IMPLEMENTED.search(r.reason()))]
         start = min([first.number, *needed])
         print(f"\nstuck? ./workshop hint {lesson.number} {start}")
-    print(f"\ntests: {passed} passed, {len(results) - passed} failed")
+    skips = f", {skipped} skipped (not checked)" if skipped else ""
+    print(f"\ntests: {passed} passed{skips}, {len(results) - passed - skipped} failed")
     return 0 if ok else 1
 
 
