@@ -9,7 +9,8 @@
 // while, long enough to be sure that they wait for something and are not just passing through a
 // lock: two callers of wait_idle asleep before the last task finishes, the workers asleep before
 // a spawn. blocked_on_futex(tid) tells a thread blocked on a mutex or a condition variable from
-// one in sleep_for; sleeps_so_far(tid) counts its sleeps, so a test can see one begin.
+// one in sleep_for; sleeps_so_far(tid) counts its sleeps, so a test can see one begin, and
+// still_asleep_since(tid, count) whether anything woke it since.
 // run_delay(tid) is how long it has waited, runnable, for a CPU: on a loaded machine, the part
 // of a wall-clock interval that the machine is answerable for (<ws/testing/latency.hpp>).
 //
@@ -120,6 +121,18 @@ inline long sleeps_so_far(ThreadId tid) {
     return -1;
 }
 
+// Whether the thread has slept on, undisturbed, since sleeps_so_far(tid) gave `sleeps` while it
+// was blocked on a futex: it is still blocked there and has not gone to sleep again. A wake (the
+// FUTEX_WAKE of a mutex's unlock, say) makes the thread runnable ('R') before the waker's system
+// call returns, and if it has run and gone back to sleep since, its count has grown: so this is
+// false from the moment of the wake on, whether or not the woken thread has had a CPU yet. The
+// count is read after the state: reading /proc/.../syscall of a sleeping thread waits until it
+// is off its CPU, by when its latest sleep is counted. A signal delivered to the thread (none in
+// a test run) would wake it too.
+inline bool still_asleep_since(ThreadId tid, long sleeps) {
+    return blocked_on_futex(tid) && sleeps_so_far(tid) == sleeps;
+}
+
 // How long the thread has spent runnable but waiting for a CPU so far, its run-queue delay: the
 // second field of /proc/self/task/TID/schedstat ("time on a CPU, time waiting for one, number of
 // turns", in ns); nullopt if unknown (no such thread, or a kernel without schedstats: a test
@@ -223,6 +236,9 @@ inline bool blocked_on_futex(ThreadId) {
 }
 inline long sleeps_so_far(ThreadId) {
     return -1;
+}
+inline bool still_asleep_since(ThreadId, long) {
+    return false;
 }
 inline std::optional<std::chrono::nanoseconds> run_delay(ThreadId) {
     return std::nullopt;
