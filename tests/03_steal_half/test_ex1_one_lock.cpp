@@ -1,7 +1,10 @@
 // Lesson 03, exercise 1, the rule "one visit, one lock": a batch leaves the victim's queue under
 // one lock, so no other thief can take a task from the middle of it. A steal_half that calls
 // steal_one() once per task locks once per task, and returns a batch with a hole in it whenever
-// another thief gets the lock in between; here that moment is forced instead of hoped for.
+// another thief gets the lock in between; here that moment is forced instead of hoped for. A
+// lock_guard inside the loop lets go of the lock between two tasks too, but takes it back at
+// once, mostly before the other thief runs: the letting go is seen instead, as the other thief's
+// wake-up (in /proc).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -36,7 +39,10 @@ struct CutIn {
     std::optional<Task> cut;  // what the second thief's steal_one took
     std::atomic<ThreadId> thief{0};
     std::atomic<ThreadId> other{0};
-    std::atomic<int> moves{0};  // moves of the watched task on the thief's thread
+    std::atomic<long> other_sleeps{-1};    // the second thief's sleeps, once blocked on the lock
+    std::atomic<int> moves{0};             // moves of the watched task on the thief's thread
+    std::atomic<bool> next_moved{false};   // task 1 moved on the thief's thread after task 0
+    std::atomic<bool> other_woken{false};  // ... and by then the second thief had been woken
     std::atomic<bool> first_move{false};
     std::atomic<bool> go_on{false};
     std::atomic<bool> other_done{false};
@@ -66,18 +72,40 @@ struct WatchedTask {
     void operator()() const { state->log.push_back(0); }
 };
 
+// The second oldest task. Its first move on the thief's thread after task 0's first one takes it
+// out of the queue: with one lock for the batch, the lock task 0 was taken under is still held,
+// and the second thief, blocked on it since, has not been woken. Had the thief let go of the
+// lock in between, however briefly, the unlock would have woken the second thief: it is then
+// runnable, or has taken the lock (and task 1: the batch has a hole), or has gone back to sleep
+// on it, one sleep more.
+struct NextTask {
+    CutIn* state;
+
+    explicit NextTask(CutIn* s) : state(s) {}
+    NextTask(NextTask&& other) noexcept : state(std::exchange(other.state, nullptr)) {
+        if (!state || state->thief.load() != ws::testing::current_thread_id()) return;
+        if (!state->go_on.load() || state->next_moved.exchange(true)) return;
+        state->other_woken =
+            !ws::testing::still_asleep_since(state->other.load(), state->other_sleeps.load());
+    }
+    NextTask& operator=(NextTask&&) = delete;
+    void operator()() const { state->log.push_back(1); }
+};
+
 }  // namespace
 
 TEST(Lesson03Ex1, NoOtherThiefTakesATaskFromTheMiddleOfABatch) {
     // Four tasks, 0 the oldest. The thief's steal_half stops inside the move of task 0; a second
     // thief's steal_one then waits for the queue's lock; the thief goes on. One lock for the
     // whole batch: the thief takes 0 and 1, the second thief then 2. A lock per task: the second
-    // thief takes 1 between the thief's two visits, and the batch is 0 and 2.
+    // thief takes 1 between the thief's two visits, and the batch is 0 and 2; or the thief takes
+    // the lock back first, and the second thief was woken for nothing (see NextTask).
     if (!ws::testing::kCanSteerThreads) GTEST_SKIP() << "needs Linux (/proc)";
     using ws::testing::DetachedCall;
     auto state = std::make_shared<CutIn>();
     state->queue.push(WatchedTask(state.get()));
-    for (int i = 1; i <= 3; ++i)
+    state->queue.push(NextTask(state.get()));
+    for (int i = 2; i <= 3; ++i)
         state->queue.push([log = &state->log, i] { log->push_back(i); });
     struct GoOnAtExit {  // whatever happens below, the thief is let go before the test returns
         CutIn& state;
@@ -105,11 +133,16 @@ TEST(Lesson03Ex1, NoOtherThiefTakesATaskFromTheMiddleOfABatch) {
                                             10s * slowdown()))
         << "steal_one did not wait for the queue's lock while steal_half was moving a task out: "
            "is that move made under the lock?";
+    state->other_sleeps = ws::testing::sleeps_so_far(state->other.load());
     state->go_on = true;
     ASSERT_TRUE(thief.wait_for(10s * slowdown())) << "steal_half never returned";
     ASSERT_TRUE(other.wait_for(10s * slowdown())) << "steal_one never returned";
     if (const auto error = thief.error()) std::rethrow_exception(error);
 
+    EXPECT_FALSE(state->other_woken.load())
+        << "the second thief, waiting for the queue's lock, was woken while steal_half was still "
+           "taking its batch out: the lock was let go between two tasks (a lock_guard inside "
+           "the loop?). One visit, one lock: take the whole batch out under a single lock";
     for (Task& task : state->batch)
         task();
     EXPECT_EQ(state->log, (std::vector<int>{0, 1}))

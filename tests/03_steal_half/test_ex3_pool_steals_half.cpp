@@ -54,6 +54,40 @@ TEST(Lesson03Ex3, AStealMovesABatchNotOneTask) {
     EXPECT_EQ(s.executed(), 1u + kChildren);
 }
 
+namespace {
+// One task queues four children on its worker's queue while the other worker is held up, then
+// holds its own worker until they have all run: the other worker gets them only by stealing,
+// half of the queue each time, so 2, then 1, then 1 (three steals, four stolen tasks). Both
+// workers look at each other's empty queue at least once before wait_idle returns: a worker
+// reports its finished tasks only after a round that found nothing, steal attempts included.
+ws::PoolStats four_children_of_a_busy_worker_stolen() {
+    ThreadPool two(2);
+    std::atomic<bool> queued{false};
+    std::atomic<int> children_ran{0};
+    two.spawn([&] { ws::testing::wait_until([&] { return queued.load(); }, 10s * slowdown()); });
+    two.spawn([&] {
+        for (int i = 0; i < 4; ++i)
+            two.spawn([&] { children_ran.fetch_add(1); });
+        queued = true;
+        ws::testing::wait_until([&] { return children_ran.load() == 4; }, 10s * slowdown());
+    });
+    two.wait_idle();
+    return two.stats();
+}
+}  // namespace
+
+TEST(Lesson03Ex3, OnlyALookThatMovesTasksCountsAsASteal) {
+    // Exact counts, whatever the timing: the thief's three steals move 2, 1 and 1 tasks, and
+    // each worker's last look at the other's empty queue is an attempt, not a steal.
+    const ws::PoolStats s = four_children_of_a_busy_worker_stolen();
+    EXPECT_EQ(s.stolen_tasks, 4u) << "every task a steal moved counts in stolen_tasks";
+    EXPECT_EQ(s.steals, 3u)
+        << "4 children queued by a busy worker leave it in 3 steals (2, 1 and 1 tasks); counted: "
+        << s.steals << " steals of " << s.steal_attempts
+        << " attempts. A look at a victim counts as a steal only if it moved tasks";
+    EXPECT_GT(s.steal_attempts, s.steals) << "the workers' looks at empty queues are attempts";
+}
+
 TEST(Lesson03Ex3, EveryTaskRunsExactlyOnceWhileEveryWorkerStealsFromEveryOther) {
     // Four workers on two cores, random trees started from outside: every worker steals
     // batches from every other, and batches get stolen again from their thieves.
@@ -194,19 +228,7 @@ TEST(Lesson03Ex3, AThiefWhoseBatchIsStolenBeforeItRunsOneGoesOn) {
     // have all run: the other worker's first steal takes two (half, rounded up), so the four
     // move in fewer than four steals.
     {
-        ThreadPool two(2);
-        std::atomic<bool> queued{false};
-        std::atomic<int> children_ran{0};
-        two.spawn(
-            [&] { ws::testing::wait_until([&] { return queued.load(); }, 10s * slowdown()); });
-        two.spawn([&] {
-            for (int i = 0; i < 4; ++i)
-                two.spawn([&] { children_ran.fetch_add(1); });
-            queued = true;
-            ws::testing::wait_until([&] { return children_ran.load() == 4; }, 10s * slowdown());
-        });
-        two.wait_idle();
-        const ws::PoolStats s = two.stats();
+        const ws::PoolStats s = four_children_of_a_busy_worker_stolen();
         ASSERT_TRUE(s.stolen_tasks == 4 && s.steals < 4)
             << "4 children queued by a busy worker: " << s.stolen_tasks << " stolen in " << s.steals
             << " steals: a steal must move half of the victim's queue (rounded up) into the "
