@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <future>
+#include <memory>
 #include <new>
 #include <thread>
 #include <utility>
@@ -54,9 +55,12 @@ void wait_until_the_waiter_sleeps() {
 // The other pair of hooks, also armed on one thread only: tl_before_block runs at the next block
 // allocation, which then succeeds; tl_on_block_freed runs when that block is freed on this
 // thread (the injector's spare block, freed by a push that lost its claim and took another).
+// Wherever and whenever that block is freed, g_watched_block_freed records it: a block that is
+// never freed, even by the pool's destruction, has leaked.
 thread_local void (*tl_before_block)() = nullptr;
 thread_local void (*tl_on_block_freed)() = nullptr;
-thread_local void* tl_watched_block = nullptr;
+std::atomic<void*> g_watched_block{nullptr};
+std::atomic<bool> g_watched_block_freed{false};
 }  // namespace
 
 // Through pointers: g++ 12 takes a replacement operator delete that calls free() for a
@@ -77,14 +81,18 @@ void* operator new(std::size_t size) {
         before_block = std::exchange(tl_before_block, nullptr);
     if (before_block != nullptr) before_block();
     if (void* p = g_acquire(size == 0 ? 1 : size)) {
-        if (before_block != nullptr) tl_watched_block = p;
+        if (before_block != nullptr) {
+            g_watched_block_freed = false;
+            g_watched_block = p;
+        }
         return p;
     }
     throw std::bad_alloc();
 }
 void operator delete(void* p) noexcept {
-    if (p != nullptr && p == tl_watched_block) {
-        tl_watched_block = nullptr;
+    if (p != nullptr && p == g_watched_block.load()) {
+        g_watched_block = nullptr;
+        g_watched_block_freed = true;
         if (auto hook = std::exchange(tl_on_block_freed, nullptr)) hook();
     }
     g_release(p);
@@ -138,8 +146,10 @@ struct LateCount {
     std::atomic<bool> long_started{false};
     std::atomic<ws::testing::ThreadId> helper{0};  // the worker that runs the helper task
     std::atomic<bool> spawner_allocating{false};   // the spawner stopped in its block allocation
+    std::atomic<bool> other_push_stuck{false};     // ... and the test's push could not finish
     std::atomic<bool> other_pushed{false};         // the test's own push took that position
-    std::atomic<bool> task_published{false};       // the spawner's push is done
+    std::atomic<bool> task_published{false};       // the spawner freed its spare block
+    std::atomic<bool> freed_before_queued{false};  // ... before its task was in the injector
     std::atomic<bool> task_ran{false};
     std::atomic<ws::testing::ThreadId> waiter{0};
     std::atomic<bool> waiter_returned{false};
@@ -150,8 +160,11 @@ LateCount* g_late = nullptr;
 // slot free): wait until the test's own push has taken that slot.
 void wait_for_the_other_push() {
     g_late->spawner_allocating = true;
-    ws::testing::wait_until([] { return g_late->other_pushed.load(); },
-                            10s * ws::testing::slowdown());
+    // The test's push needs nothing from the spawner, unless the spawner has already claimed the
+    // last slot: then the test's push waits at the phantom offset for this very allocation.
+    if (!ws::testing::wait_until([] { return g_late->other_pushed.load(); },
+                                 10s * ws::testing::slowdown()))
+        g_late->other_push_stuck = true;
 }
 
 // At the free of that block (the push lost its claim, took slot 0 of the next block and is done
@@ -160,11 +173,25 @@ void wait_for_the_other_push() {
 void let_a_worker_finish_the_task() {
     g_late->task_published = true;
     const auto bound = 10s * ws::testing::slowdown();
+    // Until the helper's worker has run the task and sleeps, or has slept 20 ms in a row without
+    // running it: then the task was not in the injector yet (this push frees its spare block
+    // before it has queued its task), and it cannot be until this hook returns.
+    bool asleep = false;
+    std::chrono::steady_clock::time_point asleep_since{};
     ws::testing::wait_until(
-        [] {
-            return g_late->task_ran.load() && ws::testing::blocked_on_futex(g_late->helper.load());
+        [&] {
+            const bool was_asleep = asleep;
+            asleep = ws::testing::blocked_on_futex(g_late->helper.load());
+            if (g_late->task_ran.load()) return asleep;
+            const auto now = std::chrono::steady_clock::now();
+            if (asleep && !was_asleep) asleep_since = now;
+            return asleep && now - asleep_since >= 20ms;
         },
         bound);
+    if (!g_late->task_ran.load()) {
+        g_late->freed_before_queued = true;
+        return;
+    }
     if (!ws::testing::blocked_on_futex(g_late->waiter.load()))
         ws::testing::wait_until([] { return g_late->waiter_returned.load(); }, bound);
 }
@@ -177,10 +204,19 @@ TEST(Lesson06Ex4, AnOutsideSpawnIsCountedBeforeAWorkerCanFinishIt) {
     // as above) while the helper's worker takes that task, runs it and reports it finished. A
     // spawn that counts the task only after the push has not counted it yet: the worker's report
     // takes pending_ to zero, and wait_idle returns with the long task still running.
+    //
+    // That moment needs a push that frees its unused spare block after it has queued its item
+    // (the lesson's). A push that frees it earlier, or keeps it for a later block, is correct
+    // too: then the moment cannot be forced and the test checks the rest (no early return, the
+    // task ran, the spare block is not leaked) and says so in its output. A spare block never
+    // freed, even by the pool's destruction, is a leak and fails.
     constexpr std::uint64_t kBlock = ws::lesson06::Injector<ws::Task*>::kBlockSize;
     LateCount late;  // before the pool: its tasks use it until the pool is gone
     g_late = &late;
-    ThreadPool pool(2);
+    g_watched_block = nullptr;
+    g_watched_block_freed = false;
+    auto owned_pool = std::make_unique<ThreadPool>(2);
+    ThreadPool& pool = *owned_pool;
     std::future<void> waiter;
     struct LetGoAtExit {  // whatever happens below, nothing waits on for good
         LateCount& late;
@@ -236,21 +272,37 @@ TEST(Lesson06Ex4, AnOutsideSpawnIsCountedBeforeAWorkerCanFinishIt) {
     late.other_pushed = true;
     spawner.join();
     const bool returned_early = late.waiter_returned.load();
-    const bool published = late.task_published.load();
+    const bool forced = late.task_published.load() && !late.freed_before_queued.load();
     late.task_published = true;  // lets the helper go if the hooks never ran
     late.release_long = true;
     waiter.wait();
     ASSERT_TRUE(set_up) << "the outside spawn did not allocate the injector's next block before "
                            "claiming the block's last slot (is spawn using the injector yet?)";
-    if (!published) {
-        GTEST_SKIP() << "the spawn that lost the block's last slot did not free the block it had "
-                        "allocated for it: the moment this test needs did not happen";
-    }
+    ASSERT_FALSE(late.other_push_stuck.load())
+        << "another push waited for the outside spawn's allocation of the next block: the spawn "
+           "claimed the block's last slot first and allocated after. Allocate the next block "
+           "before the claim (lesson 06, exercise 1): the others wait at the phantom offset only "
+           "for a few instructions, and a std::bad_alloc leaves the injector unchanged";
     EXPECT_FALSE(returned_early)
         << "wait_idle returned while a task spawned before it was still running: a worker "
            "finished a task pushed from outside before spawn had counted it. Count the task "
            "as pending before the push makes it visible (and take the count back if the push "
            "throws)";
+    pool.wait_idle();
+    EXPECT_TRUE(late.task_ran.load()) << "the task spawned from outside never ran";
+    owned_pool.reset();
+    EXPECT_TRUE(g_watched_block_freed.load())
+        << "the outside spawn allocated the next block before its claim of the block's last slot, "
+           "lost that slot to another push, and never freed the block, not even when the pool "
+           "was destroyed: a leak. A push that no longer needs its spare block frees it (lesson "
+           "06, exercise 1)";
+    if (!forced && g_watched_block_freed.load()) {
+        ::testing::Test::RecordProperty("moment_forced", "no");
+        std::printf(
+            "[note] this injector's push frees its unused spare block before it queues "
+            "its item, or keeps it: the moment this test forces (a worker finishes the "
+            "task before spawn returns) could not be had; checked the rest\n");
+    }
 }
 #else
 TEST(Lesson06Ex4, AFailedOutsideSpawnWakesASleepingWaitIdle) {
