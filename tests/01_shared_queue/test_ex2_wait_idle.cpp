@@ -65,14 +65,23 @@ TEST(Lesson01Ex2, WaitIdleAfterTheLastTaskFinishedSeesWhatItDid) {
     // a wait_idle that peeks at the count without the lock.
     int result = 0;  // a plain int: only wait_idle orders the task's write before our read
     std::atomic<bool> done{false};
+    const auto before = ws::testing::thread_ids();
     ThreadPool pool(1);
+    const auto workers = ws::testing::new_threads(before);
     pool.spawn([&] {
         result = 42;
         done.store(true, std::memory_order_relaxed);
     });
     ASSERT_TRUE(ws::testing::wait_until([&] { return done.load(std::memory_order_relaxed); },
                                         10s * ws::testing::slowdown()));
-    std::this_thread::sleep_for(20ms * ws::testing::slowdown());  // the task has counted itself out
+    // The task has counted itself out once its worker sleeps again: not a fixed pause, which a
+    // worker kept from a core on a busy machine could outlast (then wait_idle would lock the
+    // mutex after the worker's write, and nothing would be left to catch). A worker that never
+    // sleeps (it busy-waits: Lesson01Ex1.AnIdlePoolSleeps fails) gets the pause.
+    if (!ws::testing::kCanSteerThreads ||
+        !ws::testing::wait_until_asleep(workers, 1s * ws::testing::slowdown())) {
+        std::this_thread::sleep_for(20ms * ws::testing::slowdown());
+    }
     pool.wait_idle();
     EXPECT_EQ(result, 42);
 }
