@@ -173,7 +173,12 @@ std::unique_ptr<Task> ThreadPool::steal(std::size_t thief, XorShift& rng) {
         const std::size_t victim = (thief + 1 + (first + k) % (n - 1)) % n;  // never the thief
         // Relaxed counters: only this thread writes them; stats() reads a snapshot.
         me.steal_attempts.fetch_add(1, std::memory_order_relaxed);
-        if (Task* task = steal_batch(*workers_[victim], me)) return std::unique_ptr<Task>(task);
+        // ./workshop trace: each visit is recorded here, where the victim's index is known
+        // (steal_batch sees only its Worker), with the tasks it got as stolen_tasks counts them.
+        WS_TRACE_LOCAL(stolen, me.stolen_tasks.load(std::memory_order_relaxed));
+        Task* task = steal_batch(*workers_[victim], me);
+        WS_TRACE_EVENT(steal, victim, me.stolen_tasks.load(std::memory_order_relaxed) - stolen);
+        if (task != nullptr) return std::unique_ptr<Task>(task);
     }
     return nullptr;
 }
@@ -217,7 +222,6 @@ Task* ThreadPool::steal_batch(Worker& victim, Worker& me) {
         me.steals.fetch_add(1, std::memory_order_relaxed);  // a batch counts once
         me.stolen_tasks.fetch_add(moved, std::memory_order_relaxed);
     }
-    WS_TRACE_EVENT(steal, -1, moved);  // the victim is not known here: -1
     return first;
 }
 // ANCHOR_END: steal_batch

@@ -13,6 +13,7 @@
 #include <ws/trace.hpp>
 
 void traced_hooks_record_a_task(std::size_t worker);  // trace_hooks_on.cpp
+void traced_hooks_record_a_steal(std::size_t worker, int victim, int& stolen);
 
 namespace {
 
@@ -84,6 +85,22 @@ TEST(Trace, NothingIsRecordedWithoutARecorderOrOutsideATraceBuild) {
         traced_hooks_record_a_task(1);  // the same hooks, compiled with WS_TRACE=1
         EXPECT_EQ(recorder.lane(1).size(), 2u);
     }
+}
+
+TEST(Trace, ATraceLocalIsComputedInTraceBuildsOnly) {
+    int evaluated = 0;
+    WS_TRACE_LOCAL(unused, ++evaluated);  // this file is not a trace build: not even evaluated
+    EXPECT_EQ(evaluated, 0);
+    ws::trace::Recorder recorder(2, 16);
+    Installed installed(recorder);
+    int stolen = 5;
+    traced_hooks_record_a_steal(1, 0, stolen);  // compiled with WS_TRACE=1
+    EXPECT_EQ(stolen, 8);
+    ASSERT_EQ(recorder.lane(1).size(), 1u);
+    const ws::trace::Event& e = recorder.lane(1).begin()[0];
+    EXPECT_EQ(e.what, What::steal);
+    EXPECT_EQ(e.a, 0) << "the victim";
+    EXPECT_EQ(e.b, 3) << "the count after, less the count before";
 }
 
 // The events' clock is the processor's counter, converted with a rate the recorder measures:

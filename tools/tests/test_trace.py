@@ -1,7 +1,8 @@
 """Tests of ./workshop trace: the summary and consistency checks on traces made by hand, the
 refusals that come before any build, and (slow) a traced run of lesson 07's reference pool whose
 events must agree with its stats() and follow the Chrome trace format, and which Chromium's trace
-viewer must show: a track per worker, every slice."""
+viewer must show: a track per worker, every slice; traced runs of lessons 04-06 (each steal names
+its victim, lesson 05's takes from its shared queue are recorded) and of lessons 08 and 09."""
 import json
 import os
 import shutil
@@ -108,6 +109,16 @@ class SummaryTest(unittest.TestCase):
         self.assertTrue(any(p.startswith("steal_attempts") for p in problems), problems)
         self.assertFalse(any(p.startswith("steals:") for p in problems), problems)
 
+    def test_a_steal_that_names_no_other_worker_as_its_victim_is_named(self):
+        fine = [steal(1, 1, 0, 2), steal(0, 2, 1, 0)]
+        _, _, problems = trace.summarize(make_trace(fine))
+        self.assertEqual(problems, [])
+        # -1 (lessons 04-06 recorded it where the victim was not known), itself, no such worker
+        for victim, thief in ((-1, 1), (1, 1), (2, 0), (None, 0)):
+            _, _, problems = trace.summarize(make_trace(fine + [steal(thief, 3, victim, 1)]))
+            self.assertEqual(problems, [f"worker {thief}: 1 of its steals name no other worker "
+                                        f"as the victim (the first names {victim})"])
+
     def test_the_format_check_itself_fails_on_a_broken_event(self):
         self.assertEqual(format_problems(make_trace(slice_("task", 0, 0, 1))), [])
         self.assertTrue(format_problems({"traceEvents": [{"name": "x", "ph": "Q"}]}))
@@ -186,6 +197,49 @@ class TracedRunTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("worker tracks", r.stdout)
         self.assertRegex(r.stdout, r"\n[1-9][0-9]* passed, 0 failed")
+
+
+def traced_run(lesson, workload):
+    """A traced run of the lesson's reference: its trace, and its lanes as summarize() counts
+    them, after checking that the run, the format and summarize() found nothing wrong."""
+    with tempfile.TemporaryDirectory() as out:
+        r = workshop("trace", lesson, "--solution", "--workload", workload, "--out", out,
+                     timeout=900)
+        if r.returncode != 0:
+            raise AssertionError(r.stdout + r.stderr)
+        data = json.loads((Path(out) / "trace.json").read_text())
+    problems = format_problems(data)
+    lanes, _, more = trace.summarize(data)
+    if problems + more:
+        raise AssertionError(problems + more)
+    return data, lanes
+
+
+@unittest.skipUnless(os.environ.get("WS_SLOW_TESTS", "1") == "1", "WS_SLOW_TESTS=0")
+class TracedStealsAndTakesTest(unittest.TestCase):
+    """Lessons 04-06 steal in batches (steal_batch, exercise 5 of lesson 04, carried on): each
+    visit names its victim, and lesson 05's takes from its shared queue are on the timeline."""
+
+    def test_lessons_04_to_06_name_the_victim_of_every_steal(self):
+        for lesson in ("4", "5", "6"):
+            with self.subTest(lesson=lesson):
+                # All the work starts on one worker: the other gets any only by stealing.
+                data, lanes = traced_run(lesson, "imbalanced")
+                steals = [e for e in data["traceEvents"] if e.get("name") == "steal"]
+                self.assertTrue(steals, "no steal got anything")
+                # two workers: each can only rob the other (summarize() checks that, too)
+                pairs = {(e["tid"], e["args"]["victim"]) for e in steals}
+                self.assertLessEqual(pairs, {(0, 1), (1, 0)})
+                self.assertEqual(sum(lane.stolen_tasks for lane in lanes),
+                                 data["otherData"]["stats"]["stolen_tasks"])
+
+    def test_lesson_05_traces_every_take_from_its_shared_queue(self):
+        data, lanes = traced_run("5", "flat")
+        # flat spawns every task from outside: each is one take from the shared queue
+        self.assertEqual(sum(lane.injector_takes for lane in lanes), 100_000)
+        self.assertEqual(sum(lane.tasks for lane in lanes), 100_000)
+        takes = [e for e in data["traceEvents"] if e.get("name") == "injector"]
+        self.assertEqual({e["args"]["got"] for e in takes}, {1})
 
 
 @unittest.skipUnless(os.environ.get("WS_SLOW_TESTS", "1") == "1", "WS_SLOW_TESTS=0")

@@ -71,8 +71,9 @@ def _slices(events: list[dict]) -> tuple[dict[tuple[int, str], list[tuple[float,
 
 def summarize(trace: dict) -> tuple[list[Lane], float, list[str]]:
     """Per worker: tasks, busy/parked/helping time, steals, the longest time without a task;
-    with the run's length (first task's start to last task's end) and the problems that make the trace inconsistent (a begin without
-    its end, two top-level tasks overlapping on one lane, counts that differ from stats())."""
+    with the run's length (first task's start to last task's end) and the problems that make the
+    trace inconsistent (a begin without its end, two top-level tasks overlapping on one lane, a
+    steal whose victim is not another worker, counts that differ from stats())."""
     events = [e for e in trace.get("traceEvents", []) if e.get("ph") != "M"]
     workers = sum(1 for e in trace.get("traceEvents", []) if e.get("name") == "thread_name")
     lanes = [Lane(w) for w in range(workers)]
@@ -105,6 +106,7 @@ def summarize(trace: dict) -> tuple[list[Lane], float, list[str]]:
             lane.parked_us = length
         elif name == "helping":
             lane.helping_us = length
+    no_victim: dict[int, list] = {}  # worker -> the victims its steals named that are no worker
     for e in events:
         if e.get("ph") != "i" or not 0 <= e.get("tid", -1) < workers:
             continue
@@ -114,8 +116,14 @@ def summarize(trace: dict) -> tuple[list[Lane], float, list[str]]:
             lane.steals_tried += 1
             lane.steals_won += got > 0
             lane.stolen_tasks += got
+            victim = e.get("args", {}).get("victim")
+            if not (isinstance(victim, int) and 0 <= victim < workers and victim != e["tid"]):
+                no_victim.setdefault(e["tid"], []).append(victim)
         elif e["name"] == "injector":
             lane.injector_takes += 1
+    for worker, victims in sorted(no_victim.items()):
+        problems.append(f"worker {worker}: {len(victims)} of its steals name no other worker as "
+                        f"the victim (the first names {victims[0]})")
     problems += _against_stats(trace.get("otherData", {}), lanes, events)
     for lane in lanes:
         if lane.tasks == 0:

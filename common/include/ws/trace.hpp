@@ -3,8 +3,8 @@
 // looked at (./workshop trace N writes it in the Chrome trace format and as a picture).
 //
 // Compiled in only in trace builds (the `trace` preset defines WS_TRACE=1). Everywhere else
-// WS_TRACE_EVENT(...) and WS_TRACE_WORKER(...) expand to nothing, so a pool's hooks cost
-// nothing at all.
+// WS_TRACE_EVENT(...), WS_TRACE_WORKER(...) and WS_TRACE_LOCAL(...) expand to nothing, so a
+// pool's hooks cost nothing at all (bench/trace_overhead.sh nothing checks the object code).
 //
 // How it records without locks: each worker owns one Lane, a buffer sized up front, and is the
 // only thread that writes it (a worker finds its lane through a thread_local pointer, so the
@@ -34,7 +34,8 @@ enum class What : std::uint8_t {
     task_begin,
     task_end,
     steal,          // a = the victim worker, b = how many tasks it got (0: found nothing)
-    injector_take,  // b = how many tasks it got
+    injector_take,  // from the tasks spawned outside the pool (lesson 05's shared queue, the
+                    // injector from lesson 06 on); b = how many tasks it got (0: not counted)
     park,           // the worker goes to sleep
     wake,           // it is awake again
     help_begin,     // a waiting worker starts running other tasks (lesson 07's join)
@@ -201,10 +202,16 @@ void write_chrome_trace(std::ostream& out, const Recorder& recorder, std::string
 
 }  // namespace ws::trace
 
+// WS_TRACE_LOCAL(name, expression): a constant only trace builds have, for an event that needs
+// a value from before the code it records (WS_TRACE_LOCAL(before, counter.load(...)); ...
+// WS_TRACE_EVENT(steal, victim, counter.load(...) - before);). Elsewhere the expression is not
+// even evaluated, and the line declares nothing.
 #if defined(WS_TRACE) && WS_TRACE
 #define WS_TRACE_WORKER(index) ::ws::trace::attach_worker(index)
 #define WS_TRACE_EVENT(...) ::ws::trace::record(::ws::trace::What::__VA_ARGS__)
+#define WS_TRACE_LOCAL(name, ...) const auto name = (__VA_ARGS__)
 #else
 #define WS_TRACE_WORKER(index) ((void)0)
 #define WS_TRACE_EVENT(...) ((void)0)
+#define WS_TRACE_LOCAL(name, ...) static_assert(true)
 #endif
