@@ -84,6 +84,31 @@ TEST(Lesson07Ex3, RunFromOutsideRethrowsWhatTheWorkThrew) {
     EXPECT_NO_THROW(pool.wait_idle()) << "f's exception is the caller's, not the pool's";
 }
 
+TEST(Lesson07Ex3, RunFromOutsideWaitsForItsOwnWorkOnly) {
+    // Another task holds one worker until the test lets it go, and f runs on the other: the
+    // caller waits for f (and what f forks), not for the whole pool to fall idle.
+    std::atomic<bool> holding{false}, release{false}, held_to_the_end{false};
+    ThreadPool pool(2);     // after the flags: its destructor waits for the holding task
+    struct ReleaseAtExit {  // also when run_from_outside throws
+        std::atomic<bool>& release;
+        ~ReleaseAtExit() { release = true; }
+    } release_at_exit{release};
+    pool.spawn([&] {
+        holding = true;
+        held_to_the_end = !lesson07_test::spin_until(release, std::chrono::seconds(2));
+    });
+    ASSERT_TRUE(lesson07_test::spin_until(holding)) << "the holding task never started";
+    bool ran = false;
+    ws::lesson07::detail::run_from_outside(pool, [&] { ran = true; });
+    const bool returned_while_held = !held_to_the_end.load();
+    release = true;
+    pool.wait_idle();
+    EXPECT_TRUE(ran);
+    EXPECT_TRUE(returned_while_held)
+        << "run_from_outside returned only after an unrelated task had finished (it gave up "
+           "after 2 s): the caller must wait for its own work, not for the pool to be idle";
+}
+
 TEST(Lesson07Ex3, TheCallerWakesWhenTheWorkIsDone) {
     // The caller asleep, the worker pinned to its CPU with SCHED_IDLE: when the worker wakes the
     // caller, the caller runs at once, before the worker goes on. If the work is not marked done

@@ -106,3 +106,48 @@ TEST(Lesson07Ex4, AnExceptionReachesTheCallerOutsideThePoolAndThePoolGoesOn) {
     EXPECT_EQ(lesson07_test::fib(pool, 15), 610u) << "the pool must keep working";
     EXPECT_NO_THROW(pool.wait_idle()) << "join's exception is the caller's, not the pool's";
 }
+
+namespace {
+// Runs join(pool, a, b) on one of the pool's workers; returns what it threw ("" if nothing).
+template <typename A, typename B>
+std::string what_join_threw(ThreadPool& pool, A a, B b) {
+    std::string caught;
+    on_worker(pool, [&] {
+        try {
+            join(pool, a, b);
+        } catch (const std::exception& e) {
+            caught = e.what();
+        }
+    });
+    return caught;
+}
+}  // namespace
+
+TEST(Lesson07Ex4, WhenBWasStolenItsExceptionStillCountsAndAsStillWins) {
+    // a waits until b has started on the other worker, so b is stolen every time and join learns
+    // of b's exception only from b's job. b alone throws: join rethrows it. Both throw: a's wins.
+    ThreadPool pool(2);
+    for (const bool a_throws : {false, true}) {
+        std::atomic<bool> b_started{false};
+        bool b_was_stolen = false;
+        const std::string caught = what_join_threw(
+            pool,
+            [&] {
+                b_was_stolen = spin_until(b_started);
+                if (a_throws) throw std::runtime_error("a failed");
+            },
+            [&] {
+                b_started = true;
+                throw std::logic_error("b failed");
+            });
+        ASSERT_TRUE(b_was_stolen) << "b never started on the other worker while a ran";
+        if (a_throws) {
+            EXPECT_EQ(caught, "a failed")
+                << "a and a stolen b both threw: join must rethrow a's exception";
+        } else {
+            EXPECT_EQ(caught, "b failed")
+                << "b threw on the worker that stole it, and join did not rethrow it: a stolen "
+                   "b's exception is kept in its job";
+        }
+    }
+}

@@ -8,7 +8,10 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
+#include <ws/testing/thread_state.hpp>
+#include <ws/testing/wait.hpp>
 #include <ws/testing/within.hpp>
 
 #include "exercises.hpp"
@@ -88,6 +91,30 @@ TEST(Lesson07Ex5, WaitRethrowsTheFirstExceptionAfterEveryTaskFinished) {
     EXPECT_EQ(ran.load(), 99) << "every other task must have finished before the rethrow";
     EXPECT_NO_THROW(group.wait()) << "the exception was already reported";
     EXPECT_NO_THROW(pool.wait_idle()) << "a group's exception belongs to the group, not the pool";
+}
+
+TEST(Lesson07Ex5, WaitRethrowsTheExceptionThrownFirst) {
+    // One worker, so the tasks run one at a time, in an order the test records: every one of
+    // them throws, and wait() must rethrow the first one's exception.
+    ThreadPool pool(1);
+    TaskGroup group(pool);
+    std::vector<int> threw;  // only the one worker touches it; wait() publishes it to us
+    for (int i = 0; i < 10; ++i) {
+        group.run([&threw, i] {
+            threw.push_back(i);
+            throw std::runtime_error(std::to_string(i));
+        });
+    }
+    std::string caught;
+    try {
+        group.wait();
+    } catch (const std::runtime_error& e) {
+        caught = e.what();
+    }
+    ASSERT_EQ(threw.size(), 10u);
+    EXPECT_EQ(caught, std::to_string(threw.front()))
+        << "task " << threw.front() << " threw first and task " << threw.back()
+        << " last: wait() must rethrow the first exception, and keep no later one";
 }
 
 TEST(Lesson07Ex5, AGroupIsReusableAfterWait) {
@@ -175,4 +202,33 @@ TEST(Lesson07Ex5, AGroupWhoseTaskThrowsStillFinishes) {
         caught = e.what();
     }
     EXPECT_EQ(caught, "task failed");
+}
+
+TEST(Lesson07Ex5, AnOutsideWaiterWakesWhenTheLastTaskFinishes) {
+    // The waiter, outside the pool, is asleep before the group's only task finishes: the task
+    // that brings pending_ to zero must wake it.
+    if (!ws::testing::kCanSteerThreads) GTEST_SKIP() << "needs Linux (/proc)";
+    using ws::testing::slowdown;
+    auto pool = std::make_unique<ThreadPool>(2);
+    auto group = std::make_unique<TaskGroup>(*pool);
+    auto release = std::make_shared<std::atomic<bool>>(false);
+    group->run(
+        [release] { ws::testing::wait_until([&] { return release->load(); }, 10s * slowdown()); });
+    auto waiter_tid = std::make_shared<std::atomic<ws::testing::ThreadId>>(0);
+    ws::testing::DetachedCall waiter([&group = *group, waiter_tid] {
+        *waiter_tid = ws::testing::current_thread_id();
+        group.wait();
+    });
+    ASSERT_TRUE(ws::testing::wait_until([&] { return waiter_tid->load() != 0; }, 5s));
+    ASSERT_TRUE(ws::testing::wait_until_all({waiter_tid->load()}, ws::testing::blocked_on_futex,
+                                            10s * slowdown()))
+        << "wait() outside the pool did not go to sleep while the group's task ran";
+    *release = true;  // the task ends now, on a worker
+    if (!waiter.wait_for(2s * slowdown())) {
+        (void)group.release();  // wait() sleeps for ever, and the group's destructor would too
+        (void)pool.release();
+        FAIL() << "wait() outside the pool slept on after the group's last task had finished: "
+                  "the task that finishes the group must wake an outside waiter";
+    }
+    if (const auto error = waiter.error()) std::rethrow_exception(error);
 }

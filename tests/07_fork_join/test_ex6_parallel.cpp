@@ -3,6 +3,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -38,6 +40,34 @@ TEST(Lesson07Ex6, ParallelForHitsEachOfAMillionIndicesOnceWithGrain1) {
 
 TEST(Lesson07Ex6, ParallelForHitsEachOfAMillionIndicesOnceWithGrain1000) {
     check_parallel_for(1000);
+}
+
+namespace {
+// In a child process: parallel_for over [SIZE_MAX - 10,000, SIZE_MAX), indices that are legal
+// but near the top of std::size_t. Exit code 0: each index once, in chunks of 1 to 7; 1: a
+// chunk outside the range reached the body (the child stops at once: a split that leaves the
+// range may recurse without end, and would only end by overflowing the stack).
+[[noreturn]] void parallel_for_at_the_top_of_size_t() {
+    constexpr std::size_t kN = 10'000, kGrain = 7;
+    constexpr std::size_t kEnd = std::numeric_limits<std::size_t>::max();
+    constexpr std::size_t kBegin = kEnd - kN;
+    ThreadPool pool(2);
+    ws::testing::ExactlyOnce seen(kN);
+    parallel_for(pool, kBegin, kEnd, kGrain, [&](std::size_t begin, std::size_t end) {
+        if (begin < kBegin || end < begin || end - begin > kGrain) std::_Exit(1);
+        for (std::size_t i = begin; i < end; ++i)
+            seen.mark(i - kBegin);
+    });
+    std::_Exit(seen.verify() ? 0 : 2);
+}
+}  // namespace
+
+TEST(Lesson07Ex6, ParallelForAtTheTopOfTheIndexRange) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");  // the parent runs threads of its own
+    EXPECT_EXIT(parallel_for_at_the_top_of_size_t(), ::testing::ExitedWithCode(0), "")
+        << "parallel_for over the last 10,000 indices of std::size_t gave the body a chunk "
+           "outside [begin, end), or crashed: the middle of a range must be computed in a way "
+           "that cannot overflow";
 }
 
 TEST(Lesson07Ex6, ParallelForOnAnEmptyRangeCallsNothing) {
