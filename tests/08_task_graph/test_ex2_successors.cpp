@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <ws/testing/harness.hpp>
+#include <ws/testing/wait.hpp>
 
 #include "exercises.hpp"
 #include "helpers.hpp"
@@ -35,6 +36,29 @@ TEST(Lesson08Ex2, TheDiamondRunsInOrder) {
     d.succeed(c);
     run(pool, graph);
     EXPECT_EQ(sum, 112);
+}
+
+TEST(Lesson08Ex2, SuccessorsReleasedTogetherRunInParallel) {
+    // a -> b, a -> c: b and c become ready at once, and each waits (bounded) until the other
+    // has started, which only a second worker running one of them makes possible.
+    ThreadPool pool(2);
+    TaskGraph graph;
+    std::atomic<bool> b_started{false}, c_started{false};
+    bool b_saw_c = false, c_saw_b = false;
+    const auto meet = [](std::atomic<bool>& mine, const std::atomic<bool>& other, bool& met) {
+        mine = true;
+        met = ws::testing::wait_until([&] { return other.load(); },
+                                      std::chrono::seconds(2) * ws::testing::slowdown());
+    };
+    Node a = graph.emplace([] {});
+    Node b = graph.emplace([&] { meet(b_started, c_started, b_saw_c); });
+    Node c = graph.emplace([&] { meet(c_started, b_started, c_saw_b); });
+    a.precede(b);
+    a.precede(c);
+    run(pool, graph);
+    EXPECT_TRUE(b_saw_c && c_saw_b)
+        << "b and c, released by the same predecessor, never ran at the same time: a ready "
+           "successor must go where another worker can take it";
 }
 
 TEST(Lesson08Ex2, AChainOf10000NodesRunsInOrder) {

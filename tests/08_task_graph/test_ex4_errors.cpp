@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -74,8 +75,9 @@ TEST(Lesson08Ex4, ASelfLoopIsACycle) {
 }
 
 TEST(Lesson08Ex4, ACycleDeepInALargeGraphIsFound) {
-    // 100,000 nodes in a chain, the last one linked back to node 50,000: the check must not
-    // recurse once per node (the stack would overflow).
+    // 100,000 nodes in a chain, the last one linked back to node 50,000. (On the pool's 64 MiB
+    // stacks a check that recursed once per node would still pass here: the next test runs the
+    // check on a small stack.)
     auto graph = std::make_unique<TaskGraph>();
     static std::atomic<int> ran{0};
     ran = 0;
@@ -86,6 +88,31 @@ TEST(Lesson08Ex4, ACycleDeepInALargeGraphIsFound) {
     }
     nodes.back().precede(nodes[50'000]);
     expect_cycle_refused(std::move(graph), ran, {"node 99999", "node 50000", "node 7"});
+}
+
+namespace {
+// In a child process: a chain of 100,000 nodes run on a pool whose one worker has a 1 MiB
+// stack (the check runs on the worker). Exit code 0: every node ran once.
+[[noreturn]] void run_a_long_chain_on_a_small_stack() {
+    ThreadPool pool(ws::lesson08::Config{.num_workers = 1, .stack_size = std::size_t{1} << 20});
+    TaskGraph graph;
+    std::atomic<int> ran{0};
+    Node previous;
+    for (int i = 0; i < 100'000; ++i) {
+        Node node = graph.emplace([&ran] { ran.fetch_add(1, std::memory_order_relaxed); });
+        if (!previous.empty()) previous.precede(node);
+        previous = node;
+    }
+    run(pool, graph);
+    std::_Exit(ran.load() == 100'000 ? 0 : 1);
+}
+}  // namespace
+
+TEST(Lesson08Ex4, TheCycleCheckOfALongChainFitsInASmallStack) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");  // the parent runs threads of its own
+    EXPECT_EXIT(run_a_long_chain_on_a_small_stack(), ::testing::ExitedWithCode(0), "")
+        << "a chain of 100,000 nodes did not run on a worker with a 1 MiB stack: does the cycle "
+           "check recurse once per node of the path? (the pool's 64 MiB stacks hide that)";
 }
 
 TEST(Lesson08Ex4, ACycleMadeAfterARunIsFound) {
