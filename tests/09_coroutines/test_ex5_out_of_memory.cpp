@@ -8,11 +8,15 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <memory>
 #include <thread>
 #include <tuple>
 
 #include <ws/testing/failing_new.hpp>
+#include <ws/testing/harness.hpp>
+#include <ws/testing/within.hpp>
 
 #include "exercises.hpp"
 #include "helpers.hpp"
@@ -43,6 +47,14 @@ Task<void> send_with_no_memory_left(Channel<int>& channel, std::thread::id& send
     fail_allocation_after(0);
     co_await channel.send(7);
     disarm_allocation_failures();
+}
+
+// Woken inline by the sender's wake (the pool refused the resume job), the receiver uses the
+// same channel again at once: its mutex must be free by then.
+Task<void> receive_then_send_back(Channel<int>& channel, std::atomic<int>& got) {
+    const int value = co_await channel.receive();
+    co_await channel.send(value + 1);  // room in the buffer: goes on without suspending
+    got = value;
 }
 
 Task<std::thread::id> where_am_i() {
@@ -96,4 +108,32 @@ TEST(Lesson09Ex5, WhenAllRunsAChildInlineWhenThePoolCannotTakeIt) {
         << "both children run on the parent's worker: the refused one inline, the last by "
            "symmetric transfer";
     pool.wait_idle();
+}
+
+TEST(Lesson09Ex5, AReceiverWokenInlineCanUseTheChannelAtOnce) {
+    WS_SKIP_UNLESS_ALLOCATIONS_CAN_FAIL();
+    struct Setup {
+        ThreadPool pool{1};
+        Channel<int> channel{pool, 1};
+        std::atomic<int> got{0};
+        std::thread::id sender;
+        Task<void> receiver;  // last: destroyed first
+    };
+    auto setup = std::make_unique<Setup>();
+    setup->receiver = receive_then_send_back(setup->channel, setup->got);
+    setup->receiver.handle().resume();  // here, up to co_await receive(): the channel is empty
+    ASSERT_FALSE(setup->receiver.handle().done());
+    const std::uint64_t failed_before = failed_allocations();
+    spawn(setup->pool, send_with_no_memory_left(setup->channel, setup->sender));
+    ws::testing::DetachedCall idle([&pool = setup->pool] { pool.wait_idle(); });
+    if (!idle.wait_for(std::chrono::seconds(2) * ws::testing::slowdown())) {
+        (void)setup.release();  // its worker is stuck inside the channel: leak everything
+        FAIL() << "the receiver, resumed on the sender's thread because the pool refused its "
+                  "job, could not use the channel again: a waker must not hold the channel's "
+                  "mutex while it wakes anyone";
+    }
+    ASSERT_EQ(failed_allocations() - failed_before, 1U)
+        << "the worker's spawn did not allocate, so this test did not test the fallback";
+    EXPECT_EQ(setup->got.load(), 7);
+    EXPECT_TRUE(setup->receiver.handle().done());
 }
