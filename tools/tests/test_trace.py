@@ -199,15 +199,18 @@ class TracedRunTest(unittest.TestCase):
         self.assertRegex(r.stdout, r"\n[1-9][0-9]* passed, 0 failed")
 
 
-def traced_run(lesson, workload):
-    """A traced run of the lesson's reference: its trace, and its lanes as summarize() counts
-    them, after checking that the run, the format and summarize() found nothing wrong."""
+def traced_run(lesson, workload=None):
+    """A traced run of the lesson's reference (on its default workload if none is named): its
+    trace, and its lanes as summarize() counts them, after checking that the run, the picture,
+    the format and summarize() found nothing wrong."""
+    chosen = ["--workload", workload] if workload else []
     with tempfile.TemporaryDirectory() as out:
-        r = workshop("trace", lesson, "--solution", "--workload", workload, "--out", out,
-                     timeout=900)
+        r = workshop("trace", lesson, "--solution", *chosen, "--out", out, timeout=900)
         if r.returncode != 0:
             raise AssertionError(r.stdout + r.stderr)
         data = json.loads((Path(out) / "trace.json").read_text())
+        if "<svg" not in (Path(out) / "timeline.svg").read_text():
+            raise AssertionError("timeline.svg is no picture")
     problems = format_problems(data)
     lanes, _, more = trace.summarize(data)
     if problems + more:
@@ -247,19 +250,8 @@ class TracedOwnWorkloadTest(unittest.TestCase):
     """Lessons 08 and 09, whose pool is lesson 07's, each on the workload that runs its own code
     (the default): the trace agrees with stats(), and shows what the lesson changes."""
 
-    def traced(self, lesson):
-        with tempfile.TemporaryDirectory() as out:
-            r = workshop("trace", lesson, "--solution", "--out", out, timeout=900)
-            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-            data = json.loads((Path(out) / "trace.json").read_text())
-            self.assertIn("<svg", (Path(out) / "timeline.svg").read_text())
-        self.assertEqual(format_problems(data), [])
-        lanes, _, problems = trace.summarize(data)
-        self.assertEqual(problems, [])
-        return data, lanes
-
     def test_lesson_08_runs_every_node_of_the_staged_graph_while_the_run_helps(self):
-        data, lanes = self.traced("8")
+        data, lanes = traced_run("8")
         self.assertEqual(data["otherData"]["workload"], "graph")
         # 20 stages of 3 nodes, and the task that runs the graph from outside (run_from_outside)
         self.assertEqual(sum(lane.tasks for lane in lanes), 20 * 3 + 1)
@@ -267,7 +259,7 @@ class TracedOwnWorkloadTest(unittest.TestCase):
         self.assertTrue(any(lane.helping_us > 0 for lane in lanes), lanes)
 
     def test_lesson_09_runs_a_resume_job_per_when_all_and_never_helps(self):
-        data, lanes = self.traced("9")
+        data, lanes = traced_run("9")
         self.assertEqual(data["otherData"]["workload"], "coro")
         # fib(24) makes 75,024 when_alls; each wakes one child as a resume job (the other
         # runs on by symmetric transfer), and sync_wait's frame starts as one more
