@@ -16,6 +16,8 @@
 #   ws_lessonNN_model_tests, ws_lessonNN_solution_model_tests
 #                          only if tests/NN_topic/model/*.cpp exist: the interleaving
 #                          explorer's scenarios (cmake/WsModel.cmake), named and labelled the same
+#   ws_reference_tests     (made in the top CMakeLists.txt) depends on the solution's test
+#                          programs above: the sanitizer builds of `./workshop check` build it
 #   <any of the test programs above>__<file>
 #                          with WS_TEST_PER_FILE=ON only: one program per test file, not run by
 #                          CTest. The break-it gate (tools/break_it.py) builds the one file that
@@ -64,6 +66,9 @@ function(ws_add_lesson number topic)
       add_executable(${test_exe} ${test_sources})
       target_link_libraries(${test_exe} PRIVATE ${lib} ws_test_main ws_warnings)
       ws_discover_tests(${test_exe} "lesson${number}.${kind}." lesson${number} ${kind})
+      if(kind STREQUAL "solution")
+        add_dependencies(ws_reference_tests ${test_exe})
+      endif()
       if(WS_TEST_PER_FILE)
         foreach(source IN LISTS test_sources)
           get_filename_component(stem ${source} NAME_WE)
@@ -78,6 +83,9 @@ function(ws_add_lesson number topic)
       if(model_sources)
         ws_add_model_tests(${lib}_model_tests "lesson${number}.${kind}." SOURCES ${model_sources}
                            INCLUDES ${src_dir} LABELS lesson${number} ${kind})
+        if(kind STREQUAL "solution")
+          add_dependencies(ws_reference_tests ${lib}_model_tests)
+        endif()
         if(WS_TEST_PER_FILE)
           foreach(source IN LISTS model_sources)
             get_filename_component(stem ${source} NAME_WE)

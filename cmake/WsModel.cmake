@@ -29,3 +29,4 @@ endfunction()
 
 file(GLOB ws_model_test_sources CONFIGURE_DEPENDS ${WS_ROOT}/tests/model/*.cpp)
 ws_add_model_tests(ws_model_tests "model." SOURCES ${ws_model_test_sources} LABELS model)
+add_dependencies(ws_reference_tests ws_model_tests)
