@@ -124,6 +124,37 @@ class SummaryTest(unittest.TestCase):
         self.assertTrue(format_problems({"traceEvents": [{"name": "x", "ph": "Q"}]}))
 
 
+class LearnerStealNotesTest(unittest.TestCase):
+    """What a learner's run says when its steal counts disagree with stats(): in lessons 02-03
+    the learner's steal code is the exercise and records nothing, so the disagreement is no
+    problem; from lesson 04 the given steal() records every visit, so it is one, and the note
+    says which count of steal_batch the trace reads."""
+
+    STEAL = "steals: stats() says 12, the trace has 0 before it read and 0 after"
+    OTHER = "tasks per worker: the trace has [1, 2], stats() says [2, 1]"
+
+    def test_which_lessons_record_the_learners_steals(self):
+        recording = {l.number for l in all_lessons() if trace.records_steals(l)}
+        self.assertEqual(recording, set(range(4, 10)))
+
+    def test_lessons_02_and_03_drop_the_steal_counts_with_a_note(self):
+        lesson = next(l for l in all_lessons() if l.number == 3)
+        problems, notes = trace.learner_steal_notes(lesson, [self.STEAL, self.OTHER])
+        self.assertEqual(problems, [self.OTHER])
+        self.assertIn("not on the timeline", " ".join(notes))
+
+    def test_later_lessons_keep_them_and_name_stolen_tasks(self):
+        lesson = next(l for l in all_lessons() if l.number == 4)
+        problems, notes = trace.learner_steal_notes(lesson, [self.STEAL, self.OTHER])
+        self.assertEqual(problems, [self.STEAL, self.OTHER])
+        self.assertIn("stolen_tasks", " ".join(notes))
+        self.assertIn("./workshop test 4", " ".join(notes))
+
+    def test_no_steal_problem_no_note(self):
+        for lesson in all_lessons():
+            self.assertEqual(trace.learner_steal_notes(lesson, [self.OTHER]), ([self.OTHER], []))
+
+
 class RefusalsTest(unittest.TestCase):
     def test_what_cannot_be_traced_is_refused_before_any_build(self):
         for args, said in ((["trace", "0"], "no pool to trace"),
