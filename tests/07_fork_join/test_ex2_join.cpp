@@ -73,6 +73,27 @@ TEST(Lesson07Ex2, JoinLetsAnotherWorkerRunBWhileARuns) {
     EXPECT_TRUE(b_saw_a);
 }
 
+TEST(Lesson07Ex2, BIsInTheDequeBeforeARuns) {
+    // The deterministic form of the test above: on one worker, a looks for work itself with
+    // try_run_one, as an idle thief would, and finds b only if join pushed it before running a
+    // (a join that pushes b afterwards runs right, but never in parallel).
+    ThreadPool pool(1);
+    bool a_found_a_job = false, b_ran_in_a = false, b_ran = false;
+    on_worker(pool, [&] {
+        join(
+            pool,
+            [&] {
+                a_found_a_job = pool.try_run_one();
+                b_ran_in_a = b_ran;
+            },
+            [&] { b_ran = true; });
+    });
+    EXPECT_TRUE(a_found_a_job && b_ran_in_a)
+        << "while a ran, b was not in this worker's deque, where a thief could take it: push b "
+           "before running a";
+    EXPECT_TRUE(b_ran);
+}
+
 TEST(Lesson07Ex2, AChainOfTenThousandNestedJoins) {
     for (std::size_t workers : {1, 2}) {
         ThreadPool pool(workers);
