@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <random>
 #include <stdexcept>
@@ -136,10 +137,12 @@ struct RunOutcome {
 };
 
 // run(pool, graph) bounded by `seconds` (scaled for sanitizers): false if it did not return.
-// A run that hangs is left behind, and so are the pool and the graph it uses (leaked, so that
-// no destructor waits for it).
+// `hangs`, if given, is polled meanwhile: once it is true the run is known never to return, and
+// this gives up at once instead of waiting out the bound. A run that hangs is left behind, and
+// so are the pool and the graph it uses (leaked, so that no destructor waits for it).
 inline bool run_returns_within(std::unique_ptr<ThreadPool>& pool, std::unique_ptr<TaskGraph>& graph,
-                               RunOutcome& outcome, int seconds = 2) {
+                               RunOutcome& outcome, int seconds = 2,
+                               const std::function<bool()>& hangs = {}) {
     auto result = std::make_shared<RunOutcome>();
     ws::testing::DetachedCall call([p = pool.get(), g = graph.get(), result] {
         try {
@@ -150,7 +153,9 @@ inline bool run_returns_within(std::unique_ptr<ThreadPool>& pool, std::unique_pt
             *result = {true, false, e.what()};
         }
     });
-    if (!call.wait_for(std::chrono::seconds(seconds * ws::testing::slowdown()))) {
+    const std::chrono::milliseconds bound = std::chrono::seconds(seconds * ws::testing::slowdown());
+    const bool returned = hangs ? call.wait_for(bound, hangs) : call.wait_for(bound);
+    if (!returned) {
         (void)pool.release();
         (void)graph.release();
         return false;

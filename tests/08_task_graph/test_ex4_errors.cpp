@@ -26,14 +26,20 @@ using ws::lesson08::run;
 namespace {
 
 // Runs a graph that has a cycle; expects std::invalid_argument naming one of `on_cycle`, and
-// that no node ran. Bounded: a run that does not refuse the cycle never finishes.
+// that no node ran. Bounded: a run that does not refuse the cycle never finishes. A node that
+// runs shows at once that the cycle was missed (the run then waits for ever for the nodes on
+// it), so the test fails then, without waiting out the bound.
 void expect_cycle_refused(std::unique_ptr<TaskGraph> graph, const std::atomic<int>& ran,
                           const std::vector<std::string>& on_cycle) {
     auto pool = std::make_unique<ThreadPool>(2);
     lesson08_test::RunOutcome outcome;
-    ASSERT_TRUE(run_returns_within(pool, graph, outcome))
-        << "run() of a graph with a cycle did not return: the cycle must be found before "
-           "anything runs";
+    const bool returned =
+        run_returns_within(pool, graph, outcome, 2, [&ran] { return ran.load() != 0; });
+    ASSERT_EQ(ran.load(), 0) << "nodes ran although the graph has a cycle: the cycle check must "
+                                "find it before anything runs, wherever it is (a cycle that no "
+                                "source reaches too)";
+    ASSERT_TRUE(returned) << "run() of a graph with a cycle did not return: the cycle must be "
+                             "found before anything runs";
     ASSERT_TRUE(outcome.threw) << "run() of a graph with a cycle returned normally";
     EXPECT_TRUE(outcome.invalid_argument)
         << "expected std::invalid_argument, got another exception: " << outcome.what;

@@ -56,6 +56,8 @@ struct RefusedRun {
     std::vector<std::atomic<int>> runs;
     std::atomic<int> early{0};  // nodes that started before a predecessor had finished
     std::atomic<bool> threw_bad_alloc{false}, threw_node_failed{false}, threw_other{false};
+    // Set once run() has returned; and by the probe (run_refusing_allocations) if it ran first.
+    std::atomic<bool> run_returned{false}, waits_after_its_last_node{false};
 
     void ran(std::size_t i) { runs[i].fetch_add(1, std::memory_order_relaxed); }
     int runs_of(std::size_t i) const { return runs[i].load(std::memory_order_relaxed); }
@@ -84,8 +86,18 @@ struct RefusedRun {
     }
     // run(pool, graph) from a task of the pool that refuses allocations, so that start()'s
     // pushes beyond the deque's kRoom slots fail; what it threw is recorded.
-    void run_refusing_allocations() {
-        lesson08_test::on_worker(pool, [this] {
+    // With `probe`, a task goes first onto the worker's deque, under the nodes (it takes one of
+    // the kRoom slots). The only worker pops it last, so it reaches it, helping inside run(), only
+    // once every node in the deque has run; a run() whose last node has finished has returned by
+    // then. One that still waits never returns (nothing is left to count down): the probe says
+    // so at once, and returns_within stops waiting.
+    void run_refusing_allocations(bool probe = false) {
+        lesson08_test::on_worker(pool, [this, probe] {
+            if (probe) {
+                pool.spawn([this] {  // allocates nothing when it runs: allocations are refused
+                    if (!run_returned.load()) waits_after_its_last_node = true;
+                });
+            }
             refuse_allocations(true);
             try {
                 ws::lesson08::run(pool, graph);
@@ -96,6 +108,7 @@ struct RefusedRun {
             } catch (...) {
                 threw_other = true;
             }
+            run_returned = true;
             refuse_allocations(false);
         });
     }
@@ -118,15 +131,19 @@ struct RefusedRun {
     }
 };
 
-// f(setup) on a thread of its own; false if it has not returned within 5 s (scaled), and then
-// `setup` is leaked: the run that hangs still uses it. (A node whose push failed and that is
-// then dropped leaves the run waiting for ever.) Once it has returned, at least one allocation
-// must have been refused meanwhile, or the test proves nothing.
+// f(setup) on a thread of its own; false if it has not returned within 5 s (scaled), or if the
+// probe saw the run wait after its last node first; then `setup` is leaked: the run that hangs
+// still uses it. (A node whose push failed and that is then dropped leaves the run waiting for
+// ever.) Once it has returned, at least one allocation must have been refused meanwhile, or the
+// test proves nothing.
 template <typename F>
 bool returns_within(std::unique_ptr<RefusedRun>& setup, F f) {
     const std::uint64_t refused_before = refused_so_far();
-    ws::testing::DetachedCall call([s = setup.get(), f] { f(*s); });
-    if (!call.wait_for(std::chrono::seconds(5 * ws::testing::slowdown()))) {
+    RefusedRun* s = setup.get();
+    ws::testing::DetachedCall call([s, f] { f(*s); });
+    const bool returned = call.wait_for(std::chrono::seconds(5 * ws::testing::slowdown()),
+                                        [s] { return s->waits_after_its_last_node.load(); });
+    if (!returned) {
         (void)setup.release();
         return false;
     }
@@ -138,9 +155,10 @@ bool returns_within(std::unique_ptr<RefusedRun>& setup, F f) {
 // The graph's second run, from a task of the pool that refuses allocations, so that start()'s
 // pushes beyond the deque's kRoom slots fail (the first run, on another pool, checked the graph
 // for cycles, which allocates); as returns_within.
-bool second_run_refusing_allocations_returns(std::unique_ptr<RefusedRun>& setup) {
+bool second_run_refusing_allocations_returns(std::unique_ptr<RefusedRun>& setup,
+                                             bool probe = false) {
     setup->check_for_cycles_once();
-    return returns_within(setup, [](RefusedRun& x) { x.run_refusing_allocations(); });
+    return returns_within(setup, [probe](RefusedRun& x) { x.run_refusing_allocations(probe); });
 }
 
 }  // namespace
@@ -154,8 +172,11 @@ TEST(Lesson08Ex4, ASourceWhosePushRunsOutOfMemoryStillRunsOnce) {
     RefusedRun* s = setup.get();
     for (std::size_t i = 0; i < kWide; ++i)
         s->graph.emplace([s, i] { s->ran(i); });
-    ASSERT_TRUE(second_run_refusing_allocations_returns(setup))
-        << "run() did not return: a source whose push failed was dropped?";
+    ASSERT_TRUE(second_run_refusing_allocations_returns(setup, /*probe=*/true))
+        << (s->waits_after_its_last_node.load()
+                ? "every source in the deque has run, yet run() still waits: did the sources run "
+                  "at once (their push failed) count down before pending_ held this run's count?"
+                : "run() did not return: a source whose push failed was dropped?");
     s->expect_no_bad_alloc_got_out();
     EXPECT_EQ(s->not_once(0, kWide), 0u) << "sources that did not run exactly once";
 }

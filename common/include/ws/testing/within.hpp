@@ -43,6 +43,18 @@ class DetachedCall {
         return state_->cv.wait_for(lock, timeout, [&] { return state_->returned; });
     }
 
+    // Whether f has returned (or thrown), waiting at most `timeout` for it, and no longer once
+    // hangs() is true: a sign, polled every few milliseconds, that f never will return, which
+    // fails a test at once instead of after the whole bound.
+    template <typename Hangs>
+    bool wait_for(std::chrono::milliseconds timeout, Hangs hangs) {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        while (!wait_for(std::chrono::milliseconds(5))) {
+            if (hangs() || std::chrono::steady_clock::now() >= deadline) return false;
+        }
+        return true;
+    }
+
     // What f threw, once wait_for has returned true (nullptr if it returned normally).
     std::exception_ptr error() const {
         std::lock_guard lock(state_->mutex);
