@@ -118,3 +118,52 @@ TEST(Lesson01Ex3, DestroyingAPoolWakesEverySleepingWorker) {
     EXPECT_TRUE(destroyed) << "the destructor of a pool whose workers slept did not return: wake "
                               "every sleeping worker (notify_all), not one";
 }
+
+TEST(Lesson01Ex3, AWorkerWokenByTheDestructorSeesThePoolStopping) {
+    // The destructor must set stopping_ before it wakes the workers: a worker woken first looks
+    // at what it waits for, finds nothing changed and sleeps again, and nobody wakes it a second
+    // time. Forced: the destroying thread runs at SCHED_IDLE on the worker's CPU, so the woken
+    // worker looks the moment the destructor wakes it. On a busy machine the scheduler does not
+    // always switch at once, so the test tries up to 8 times. A hang is seen as it happens: the
+    // destroying thread asleep in join and the worker asleep in its wait, neither woken for
+    // 100 ms (at SCHED_IDLE on a busy CPU, the destructor of a correct pool may take a while).
+    if (!ws::testing::kCanSteerThreads) GTEST_SKIP() << "needs Linux (/proc, sched_setscheduler)";
+    using ws::testing::ThreadId;
+    const int cpu = ws::testing::a_cpu_of_this_thread();
+    for (int attempt = 1; attempt <= 8; ++attempt) {
+        const auto before = ws::testing::thread_ids();
+        auto pool = std::make_unique<ThreadPool>(1);
+        const auto workers = ws::testing::new_threads(before);
+        ASSERT_EQ(workers.size(), 1u) << "a pool of one worker must start one thread, and keep it";
+        const ThreadId worker = workers[0];
+        ASSERT_TRUE(ws::testing::wait_until_asleep(workers, 10s * slowdown()))
+            << "the worker of an idle pool did not go to sleep";
+        ws::testing::pin_to_cpu(worker, cpu);
+        auto destroyer = std::make_shared<std::atomic<ThreadId>>(0);
+        // On a thread of its own: if it hangs, it hangs there, and the pool is never freed.
+        ws::testing::DetachedCall destruction([p = pool.release(), cpu, destroyer] {
+            const ThreadId self = ws::testing::current_thread_id();
+            ws::testing::pin_to_cpu(self, cpu);
+            ws::testing::make_idle_priority(self);
+            *destroyer = self;
+            delete p;
+        });
+        const auto deadline = std::chrono::steady_clock::now() + 10s * slowdown();
+        bool destroyed = false;
+        long worker_sleeps = -1, destroyer_sleeps = -1;
+        int stuck_polls = 0;  // polls in a row that found both threads asleep, neither woken
+        while (!(destroyed = destruction.wait_for(1ms)) && stuck_polls < 100 &&
+               std::chrono::steady_clock::now() < deadline) {
+            const ThreadId d = destroyer->load();
+            if (d == 0) continue;
+            const bool stuck = ws::testing::still_asleep_since(worker, worker_sleeps) &&
+                               ws::testing::still_asleep_since(d, destroyer_sleeps);
+            stuck_polls = stuck ? stuck_polls + 1 : 0;
+            worker_sleeps = ws::testing::sleeps_so_far(worker);
+            destroyer_sleeps = ws::testing::sleeps_so_far(d);
+        }
+        ASSERT_TRUE(destroyed) << "the destructor did not return (attempt " << attempt
+                               << "): the worker it woke found the pool not yet stopping and "
+                                  "slept again. Set stopping_ under the lock, then notify_all";
+    }
+}

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -92,6 +93,78 @@ TEST(Lesson01Ex4, AnExceptionIsRethrownEvenIfThePoolWasAlreadyIdle) {
     }
 }
 
+namespace {
+
+// What a thread in wait_idle saw of the last task, which threw.
+struct WaiterOutcome {
+    bool returned = false;     // wait_idle returned or threw (false: a failure was reported)
+    std::exception_ptr error;  // what it threw, if anything
+};
+
+// The last task throws once released, while a thread sleeps in wait_idle (checked in /proc) on
+// `cpu`, where the worker runs at SCHED_IDLE (this sets that up when `steer_worker`): the waiter
+// runs the moment the worker wakes it, and again when the worker unlocks the mutex. `capture`
+// lives in the task's captures; `on_return` runs on the waiter the moment wait_idle returns or
+// throws. On a failure (reported here) the pool may have been leaked: a thread still waits in it.
+WaiterOutcome wait_idle_beside_a_throwing_last_task(std::unique_ptr<ThreadPool>& pool, int cpu,
+                                                    bool steer_worker,
+                                                    std::shared_ptr<void> capture,
+                                                    std::function<void()> on_return) {
+    auto release = std::make_shared<std::atomic<bool>>(false);
+    auto worker = std::make_shared<std::atomic<ws::testing::ThreadId>>(0);
+    pool->spawn([release, worker, capture = std::move(capture)] {
+        *worker = ws::testing::current_thread_id();
+        wait_until([&] { return release->load(); }, 10s * slowdown());
+        throw std::runtime_error("the last task failed");
+    });
+    if (!wait_until([&] { return worker->load() != 0; }, 10s * slowdown())) {
+        ADD_FAILURE() << "the task never started";
+        *release = true;
+        return {};
+    }
+    auto waiter_id = std::make_shared<std::atomic<ws::testing::ThreadId>>(0);
+    ws::testing::DetachedCall waiter(
+        [&p = *pool, waiter_id, cpu, on_return = std::move(on_return)] {
+            *waiter_id = ws::testing::current_thread_id();
+            ws::testing::pin_to_cpu(*waiter_id, cpu);
+            try {
+                p.wait_idle();
+            } catch (...) {
+                on_return();
+                throw;  // kept by DetachedCall until the worker has let go of it (see below)
+            }
+            on_return();
+        });
+    if (!wait_until([&] { return waiter_id->load() != 0; }, 10s * slowdown()) ||
+        !ws::testing::wait_until_asleep({waiter_id->load()}, 10s * slowdown())) {
+        ADD_FAILURE() << "the thread in wait_idle did not go to sleep while a task was running";
+        *release = true;
+        (void)pool.release();  // a thread may still wait in it: leak it
+        return {};
+    }
+    if (steer_worker) {
+        ws::testing::pin_to_cpu(*worker, cpu);
+        ws::testing::make_idle_priority(*worker);
+    }
+    *release = true;
+    if (!waiter.wait_for(10s * slowdown())) {
+        (void)pool.release();  // a thread still waits in it: leak it
+        ADD_FAILURE() << "wait_idle never returned after the last task threw";
+        return {};
+    }
+    // One more task, so that the worker has let go of its own reference to the exception (a
+    // std::exception_ptr) before this thread reads it: ThreadSanitizer cannot see the reference
+    // count inside libstdc++, and would report the worker freeing it as a race with our read.
+    pool->spawn([] {});
+    try {
+        pool->wait_idle();
+    } catch (...) {  // the exception wait_idle should have thrown before, if it did not
+    }
+    return {true, waiter.error()};
+}
+
+}  // namespace
+
 TEST(Lesson01Ex4, TheExceptionIsKeptBeforeTheTaskCountsAsFinished) {
     // A thread asleep in wait_idle wakes when the last task, which threw, counts as finished. If
     // its exception were kept only afterwards, the waiter could take the mutex in between and
@@ -102,48 +175,49 @@ TEST(Lesson01Ex4, TheExceptionIsKeptBeforeTheTaskCountsAsFinished) {
     auto pool = std::make_unique<ThreadPool>(1);
     const int cpu = ws::testing::a_cpu_of_this_thread();
     for (int attempt = 1; attempt <= 8; ++attempt) {
-        auto release = std::make_shared<std::atomic<bool>>(false);
-        auto worker = std::make_shared<std::atomic<ws::testing::ThreadId>>(0);
-        pool->spawn([release, worker] {
-            *worker = ws::testing::current_thread_id();
-            wait_until([&] { return release->load(); }, 10s * slowdown());
-            throw std::runtime_error("the last task failed");
-        });
-        ASSERT_TRUE(wait_until([&] { return worker->load() != 0; }, 10s * slowdown()));
-        auto waiter_id = std::make_shared<std::atomic<ws::testing::ThreadId>>(0);
-        ws::testing::DetachedCall waiter([&pool = *pool, waiter_id, cpu] {
-            *waiter_id = ws::testing::current_thread_id();
-            ws::testing::pin_to_cpu(*waiter_id, cpu);
-            pool.wait_idle();
-        });
-        ASSERT_TRUE(wait_until([&] { return waiter_id->load() != 0; }, 10s * slowdown()));
-        ASSERT_TRUE(ws::testing::wait_until_asleep({waiter_id->load()}, 10s * slowdown()))
-            << "the thread in wait_idle did not go to sleep while a task was running";
-        if (attempt == 1) {
-            ws::testing::pin_to_cpu(*worker, cpu);
-            ws::testing::make_idle_priority(*worker);
-        }
-        *release = true;
-        if (!waiter.wait_for(10s * slowdown())) {
-            (void)pool.release();  // a thread still waits in it: leak it
-            FAIL() << "wait_idle never returned after the last task threw";
-        }
-        // One more task, so that the worker has let go of its own reference to the exception (a
-        // std::exception_ptr) before this thread reads it: ThreadSanitizer cannot see the
-        // reference count inside libstdc++, and would report the worker freeing it as a race
-        // with our read.
-        pool->spawn([] {});
+        const WaiterOutcome outcome =
+            wait_idle_beside_a_throwing_last_task(pool, cpu, attempt == 1, nullptr, [] {});
+        if (!outcome.returned) return;  // reported
         try {
-            pool->wait_idle();
-        } catch (...) {  // the exception wait_idle should have thrown above, if it did not
-        }
-        try {
-            if (const auto error = waiter.error()) std::rethrow_exception(error);
+            if (outcome.error) std::rethrow_exception(outcome.error);
             FAIL() << "wait_idle returned without the exception of the last task (attempt "
                    << attempt << "): it saw the task finished before its exception was kept. "
                    << "Keep the exception and count the task as finished under one lock";
         } catch (const std::runtime_error& e) {
             EXPECT_STREQ(e.what(), "the last task failed");
         }
+    }
+}
+
+TEST(Lesson01Ex4, AThrowingTasksCapturesAreDestroyedBeforeItCountsAsFinished) {
+    // A task that throws is finished like any other: its captures are destroyed before it counts
+    // as finished, so a thread that returns from wait_idle may free what they point to. If they
+    // were destroyed only later (a task.reset() that the exception jumps over), the waiter could
+    // return first. Forced as in TheExceptionIsKeptBeforeTheTaskCountsAsFinished; up to 8 tries.
+    if (!ws::testing::kCanSteerThreads) GTEST_SKIP() << "needs Linux (/proc, sched_setscheduler)";
+    struct SetOnDestruction {
+        std::shared_ptr<std::atomic<bool>> flag;
+        ~SetOnDestruction() {
+            if (flag) flag->store(true);
+        }
+    };
+    auto pool = std::make_unique<ThreadPool>(1);
+    const int cpu = ws::testing::a_cpu_of_this_thread();
+    for (int attempt = 1; attempt <= 8; ++attempt) {
+        auto destroyed = std::make_shared<std::atomic<bool>>(false);
+        auto capture = std::make_shared<SetOnDestruction>();
+        capture->flag = destroyed;
+        // What the waiter saw the moment wait_idle returned: 1 captures alive, 2 destroyed.
+        auto seen = std::make_shared<std::atomic<int>>(0);
+        const WaiterOutcome outcome = wait_idle_beside_a_throwing_last_task(
+            pool, cpu, attempt == 1, std::move(capture),
+            [destroyed, seen] { *seen = destroyed->load() ? 2 : 1; });
+        if (!outcome.returned) return;  // reported
+        ASSERT_EQ(seen->load(), 2)
+            << "wait_idle returned while the captures of the task that threw were still alive "
+               "(attempt "
+            << attempt
+            << "): destroy a task's captures before it counts as finished, whether it threw or "
+               "not (task.reset() after the try, not inside it)";
     }
 }
