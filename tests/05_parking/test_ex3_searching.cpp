@@ -92,3 +92,20 @@ TEST(Lesson05Ex3, TheLastSearcherWakesNobodyWhenNoWorkIsLeft) {
     p.notify_one();  // the next spawn finds nobody searching and wakes the sleeper itself
     EXPECT_TRUE(wait_until([&] { return w.returned(); }, 1s * slowdown()));
 }
+
+TEST(Lesson05Ex3, ACancelledParkLeavesTheWorkerSearching) {
+    // park() returns as a searcher either way: its announcement moved the worker from searching
+    // to sleeping, so cancelling must move it back, or the count is one searcher short (a spawn
+    // then wakes a sleeper for a task this worker is about to find, and this worker's end_search
+    // takes away a searcher nobody added).
+    Parker p(2);
+    p.begin_search();
+    ASSERT_FALSE(p.park([] { return true; })) << "the recheck found work: park() must not sleep";
+    EXPECT_EQ(p.sleepers(), 0u);
+    EXPECT_EQ(p.searching(), 1u)
+        << "a cancelled park must leave the worker counted as searching again";
+    p.end_search([] { return false; });
+    EXPECT_EQ(p.searching(), 0u);
+    EXPECT_EQ(p.sleepers(), 0u);
+    EXPECT_FALSE(p.stopping()) << "the counts went below zero into the stop bit";
+}
