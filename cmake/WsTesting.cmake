@@ -23,7 +23,8 @@ endfunction()
 
 # ws_fail_allocations_on_demand(target...): for test programs that include
 # <ws/testing/failing_new.hpp>: ld's --wrap sends their calls of operator new and new[] to that
-# header's wrappers, which fail them when a test asks (replacing operator new outright clashes
+# header's wrappers, which fail them when a test asks, and their calls of operator delete and
+# delete[] (sized or not) to wrappers that count them (replacing operator new outright clashes
 # with the sanitizers' runtimes). Targets that do not exist are skipped; off Linux, nothing.
 function(ws_fail_allocations_on_demand)
   if(NOT CMAKE_SYSTEM_NAME STREQUAL "Linux")
@@ -31,7 +32,8 @@ function(ws_fail_allocations_on_demand)
   endif()
   foreach(target ${ARGN})
     if(TARGET ${target})
-      target_link_options(${target} PRIVATE "LINKER:--wrap=_Znwm,--wrap=_Znam")
+      target_link_options(${target} PRIVATE "LINKER:--wrap=_Znwm,--wrap=_Znam"
+                          "LINKER:--wrap=_ZdlPv,--wrap=_ZdlPvm,--wrap=_ZdaPv,--wrap=_ZdaPvm")
       target_compile_definitions(${target} PRIVATE WS_WRAPPED_OPERATOR_NEW=1)
     endif()
   endforeach()

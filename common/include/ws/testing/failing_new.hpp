@@ -4,14 +4,18 @@
 // allocation of this thread throw until refuse_allocations(false). Other threads are never
 // touched. failed_allocations() counts the failures, so a test can check that the failure it
 // wanted did happen (a test whose failure never happened proves nothing).
+// allocations_not_freed_here() counts the calling thread's operator new calls minus its
+// operator delete calls, so a test can check that a call frees, on the thread that made it,
+// what it allocated there (a leak a plain build does not see otherwise).
 //
 // How: the linker sends every call of operator new and operator new[] made by code compiled
 // into the test program to __wrap__Znwm / __wrap__Znam below (ld --wrap, which the root
 // CMakeLists.txt sets, with WS_WRAPPED_OPERATOR_NEW, on the programs that use this header),
-// which throw when the thread is armed and call the real operator otherwise. Replacing operator
-// new outright clashes with the sanitizers' runtimes, which define it too (a link error); with
-// --wrap the same test runs in the plain build and under TSan and ASan, whose delete still
-// checks every pair. Calls made inside libstdc++ itself are not redirected. Without --wrap,
+// which throw when the thread is armed and call the real operator otherwise; operator delete and
+// delete[] (sized or not) go to wrappers that count them. Replacing operator new outright
+// clashes with the sanitizers' runtimes, which define it too (a link error); with --wrap the
+// same test runs in the plain build and under TSan and ASan, whose delete still checks every
+// pair. Calls made inside libstdc++ itself are not redirected. Without --wrap,
 // kCanFailAllocations is false and the test should skip.
 //
 // The wrappers are inline with [[gnu::used]]: every file that includes this header emits them,
@@ -32,6 +36,8 @@ namespace failing_new_detail {
 inline constexpr std::int64_t kRefuseAll = -2;
 inline thread_local std::int64_t tl_successes_left = -1;
 inline std::atomic<std::uint64_t> g_failed{0};
+// This thread's operator new calls that succeeded, minus its operator delete calls.
+inline thread_local std::int64_t tl_not_freed = 0;
 
 inline void count_down_or_fail() {
     std::int64_t& left = tl_successes_left;
@@ -43,6 +49,18 @@ inline void count_down_or_fail() {
     if (left == 0) left = -1;  // fail_allocation_after: one failure per arming
     g_failed.fetch_add(1, std::memory_order_relaxed);
     throw std::bad_alloc();
+}
+
+// operator new or new[]: fails it if this thread is armed, else allocates and counts it.
+inline void* count_new(void* (*real)(std::size_t), std::size_t size) {
+    count_down_or_fail();
+    void* p = real(size);
+    ++tl_not_freed;
+    return p;
+}
+
+inline void count_delete(void* p) noexcept {
+    if (p != nullptr) --tl_not_freed;
 }
 }  // namespace failing_new_detail
 
@@ -76,6 +94,13 @@ inline constexpr bool kCanFailAllocations = false;
     return std::exchange(failing_new_detail::tl_successes_left, -1) != -1;
 }
 
+// The calling thread's operator new calls so far minus its operator delete calls: equal before
+// and after a call that frees on this thread whatever it allocated on it. (Only calls made from
+// code compiled into the test program count, as above.) noinline: see fail_allocation_after.
+[[gnu::noinline]] inline std::int64_t allocations_not_freed_here() {
+    return failing_new_detail::tl_not_freed;
+}
+
 // Allocations failed so far, by every thread. relaxed: a count, read after the failing call
 // returned (on the same thread) or after the pool's own synchronisation.
 inline std::uint64_t failed_allocations() {
@@ -88,13 +113,32 @@ inline std::uint64_t failed_allocations() {
 extern "C" {
 void* __real__Znwm(std::size_t size);
 void* __real__Znam(std::size_t size);
+void __real__ZdlPv(void* p) noexcept;
+void __real__ZdlPvm(void* p, std::size_t size) noexcept;
+void __real__ZdaPv(void* p) noexcept;
+void __real__ZdaPvm(void* p, std::size_t size) noexcept;
+// Each wrapper counts the call (and a new may fail first), then calls the real operator.
 [[gnu::used]] inline void* __wrap__Znwm(std::size_t size) {
-    ws::testing::failing_new_detail::count_down_or_fail();
-    return __real__Znwm(size);
+    return ws::testing::failing_new_detail::count_new(__real__Znwm, size);
 }
 [[gnu::used]] inline void* __wrap__Znam(std::size_t size) {
-    ws::testing::failing_new_detail::count_down_or_fail();
-    return __real__Znam(size);
+    return ws::testing::failing_new_detail::count_new(__real__Znam, size);
+}
+[[gnu::used]] inline void __wrap__ZdlPv(void* p) noexcept {
+    ws::testing::failing_new_detail::count_delete(p);
+    __real__ZdlPv(p);
+}
+[[gnu::used]] inline void __wrap__ZdlPvm(void* p, std::size_t size) noexcept {
+    ws::testing::failing_new_detail::count_delete(p);
+    __real__ZdlPvm(p, size);
+}
+[[gnu::used]] inline void __wrap__ZdaPv(void* p) noexcept {
+    ws::testing::failing_new_detail::count_delete(p);
+    __real__ZdaPv(p);
+}
+[[gnu::used]] inline void __wrap__ZdaPvm(void* p, std::size_t size) noexcept {
+    ws::testing::failing_new_detail::count_delete(p);
+    __real__ZdaPvm(p, size);
 }
 }
 #endif
