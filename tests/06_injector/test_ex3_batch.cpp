@@ -98,6 +98,43 @@ TEST(Lesson06Ex3, BatchesAreBoundedAndDrainEverythingAcrossBlocks) {
            "completes a block free it?";
 }
 
+TEST(Lesson06Ex3, ABatchAtABlocksLastSlotTakesThatSlotOnly) {
+    // The head at a block's last slot and the tail just inside the next block, for the first 40
+    // blocks: a batch may take that one slot only (the next block's items lie beyond a phantom
+    // position), and the batch after it goes on in the next block. Positions advance by kBlock
+    // + 1 per block, so a block-boundary test that divides a position by kBlock instead goes
+    // wrong only from the second block on, and only while the tail is close behind. A batch
+    // that runs past its block waits for slots nobody writes: fail in a second, not in the
+    // watchdog's default 30 (the test itself takes well under a millisecond).
+    ws::testing::set_deadline(1s * ws::testing::slowdown());
+    Injector<int> q;
+    ChaseLevDeque<int> dest;
+    constexpr int kBlockItems = static_cast<int>(kBlock);
+    int pushed = 0, taken = 0;
+    for (int block = 0; block < 40; ++block) {
+        const int last = block * kBlockItems + kBlockItems - 1;  // the item in its last slot
+        while (pushed < last + 6)                                // five items into the next block
+            q.push(pushed++);
+        while (taken < last) {  // one at a time, up to the last slot
+            auto s = q.steal();
+            ASSERT_TRUE(s.is_success());
+            ASSERT_EQ(s.value(), taken++);
+        }
+        auto at_end = q.steal_batch_and_pop(dest);
+        ASSERT_TRUE(at_end.is_success());
+        ASSERT_EQ(at_end.value(), taken++) << "block " << block;
+        ASSERT_EQ(dest.size(), 0u) << "a batch at block " << block << "'s last slot moved "
+                                   << dest.size() << " more: a batch never leaves its block";
+        auto next = q.steal_batch_and_pop(dest);  // five items, all in the next block
+        ASSERT_TRUE(next.is_success());
+        ASSERT_EQ(next.value(), taken++);
+        const auto moved = drain_oldest_first(dest);
+        ASSERT_FALSE(moved.empty()) << "a batch of five queued items moved none into the deque";
+        for (int v : moved)
+            ASSERT_EQ(v, taken++) << "the batch must be the oldest items, in order";
+    }
+}
+
 TEST(Lesson06Ex3, OneItemIsReturnedNotMoved) {
     Injector<int> q;
     ChaseLevDeque<int> dest;

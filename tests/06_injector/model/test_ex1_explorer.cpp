@@ -48,6 +48,28 @@ TEST(Lesson06Ex1, ExplorerProducersCrossABlockBoundary) {
     }));
 }
 
+// The first block's last item and the next block's first, both pushed: two consumers take
+// them at once. Whoever claims the block's last slot moves the head to the next block; the
+// other must not see the head's new position with the old block (head_.block is published
+// before head_.index), or it claims slot 0 of the used-up block: an item taken twice, and a read
+// of a block that may be freed. The stress tests pass that slip almost always: the window is
+// two adjacent stores.
+TEST(Lesson06Ex1, ExplorerTwoConsumersCrossABlockBoundary) {
+    lesson06_model::expect_no_failure(ws::model::explore(lesson06_model::options(), [] {
+        Queue q;
+        Taken taken;
+        lesson06_model::use_up_all_but(q, taken, 1);
+        const std::uint64_t first = lesson06_model::kBlock;  // the next item's number
+        q.push(first);
+        q.push(first + 1);
+        {
+            ws::model::Thread consumer([&] { taken.steal(q, 2); });
+            taken.steal(q, 2);
+        }
+        taken.drain_and_check(q, first + 1);
+    }));
+}
+
 // A consumer that claims a position its producer has claimed but not yet written: it must wait
 // for the slot's `written` flag, and that flag must carry the item to it (release/acquire). The
 // items are Tracked: the explorer sees a read of a slot before its item was constructed, or
