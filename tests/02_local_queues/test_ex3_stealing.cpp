@@ -73,6 +73,35 @@ TEST(Lesson02Ex3, IdleWorkersCountTheirFailedStealAttempts) {
     EXPECT_GE(s.steal_attempts, s.steals);
 }
 
+TEST(Lesson02Ex3, EverySuccessfulStealCountsAsAnAttemptToo) {
+    // steal_attempts counts every look at a victim, steals the looks that came back with a task:
+    // so steal_attempts >= steals, and a steal is an attempt that succeeded. One worker holds a
+    // thousand children on its queue and waits for them: the other steals every one, each with
+    // one successful look and hardly a failed look among them. Counting only the failed looks as
+    // attempts gives a few hundred at most (the idle looks of both workers around the test), far
+    // fewer than the thousand steals.
+    constexpr int kChildren = 1000;
+    std::atomic<bool> queued{false};
+    std::atomic<int> ran{0};
+    ThreadPool pool(2);
+    pool.spawn([&] {  // holds one worker until the children are queued
+        wait_until([&] { return queued.load(); }, 10s * slowdown());
+    });
+    pool.spawn([&] {  // on the other worker: its children can only run by being stolen
+        for (int i = 0; i < kChildren; ++i)
+            pool.spawn([&] { ran.fetch_add(1); });
+        queued = true;
+        wait_until([&] { return ran.load() == kChildren; }, 2s * slowdown());
+    });
+    pool.wait_idle();
+    const ws::PoolStats s = pool.stats();
+    ASSERT_EQ(s.steals, static_cast<std::uint64_t>(kChildren))
+        << "every child had to be stolen: its worker was busy waiting for them";
+    EXPECT_GE(s.steal_attempts, s.steals)
+        << "a steal is a look at a victim too: count every look in steal_attempts, the "
+           "successful ones included";
+}
+
 TEST(Lesson02Ex3, AOneWorkerPoolNeverSteals) {
     // First the idle worker of a two-worker pool must count its looks at the other queue: a
     // pool that never looks (as given) would pass the check below without stealing at all.
