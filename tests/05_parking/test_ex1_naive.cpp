@@ -4,7 +4,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <thread>
+#include <vector>
 
 #include <ws/testing/harness.hpp>
 #include <ws/testing/thread_state.hpp>
@@ -40,6 +42,36 @@ TEST(Lesson05Ex1, NaiveParkSleepsUntilNotified) {
     p.notify_all();
     EXPECT_TRUE(wait_until([&] { return returned.load(); }, 1s * slowdown()));
     t.join();
+}
+
+TEST(Lesson05Ex1, NaiveNotifyAllWakesEveryParkedThread) {
+    // Three threads parked, then notify_all: all three must return, within 1 s together. Each
+    // counts in parks() under the mutex before it waits, so once notify_all has the mutex all
+    // three are waiting. On the heap: a thread that sleeps through notify_all cannot be woken
+    // any more, so it and what it uses are left behind (leaked) rather than joined.
+    auto p = std::make_unique<NaiveParker>(3);
+    auto returned = std::make_unique<std::atomic<int>>(0);
+    auto threads = std::make_unique<std::vector<std::thread>>();
+    for (int i = 0; i < 3; ++i) {
+        threads->emplace_back([&parker = *p, &count = *returned] {
+            (void)parker.park([] { return false; });
+            count.fetch_add(1);
+        });
+    }
+    ASSERT_TRUE(wait_until([&] { return p->parks() == 3; }, 5s * slowdown()));
+    p->notify_all();
+    const bool all = wait_until([&] { return returned->load() == 3; }, 1s * slowdown());
+    EXPECT_TRUE(all) << 3 - returned->load()
+                     << " of the 3 parked threads slept through notify_all: does it wake every "
+                        "waiter?";
+    if (all) {
+        for (std::thread& t : *threads)
+            t.join();
+    } else {
+        (void)threads.release();
+        (void)p.release();
+        (void)returned.release();
+    }
 }
 
 TEST(Lesson05Ex1, ANotifyDuringTheRecheckIsNotLost) {
