@@ -139,14 +139,16 @@ TEST(Lesson01Ex3, AWorkerWokenByTheDestructorSeesThePoolStopping) {
         ASSERT_TRUE(ws::testing::wait_until_asleep(workers, 10s * slowdown()))
             << "the worker of an idle pool did not go to sleep";
         ws::testing::pin_to_cpu(worker, cpu);
+        ws::testing::request_short_slice(worker);
         auto destroyer = std::make_shared<std::atomic<ThreadId>>(0);
-        // On a thread of its own: if it hangs, it hangs there, and the pool is never freed.
+        // On a thread of its own: if it hangs, it hangs there, and the pool is never freed. Born
+        // SCHED_IDLE on the worker's CPU: a thread switched to SCHED_IDLE keeps the lag it had
+        // and may still be preferred to the worker it wakes (thread_state.hpp).
         ws::testing::DetachedCall destruction([p = pool.release(), cpu, destroyer] {
-            const ThreadId self = ws::testing::current_thread_id();
-            ws::testing::pin_to_cpu(self, cpu);
-            ws::testing::make_idle_priority(self);
-            *destroyer = self;
-            delete p;
+            ws::testing::call_born_idle_on(cpu, [&] {
+                *destroyer = ws::testing::current_thread_id();
+                delete p;
+            });
         });
         const auto deadline = std::chrono::steady_clock::now() + 10s * slowdown();
         bool destroyed = false;
