@@ -101,15 +101,35 @@ struct WaiterOutcome {
     std::exception_ptr error;  // what it threw, if anything
 };
 
-// The last task throws once released, while a thread sleeps in wait_idle (checked in /proc) on
-// `cpu`, where the worker runs at SCHED_IDLE (this sets that up when `steer_worker`): the waiter
-// runs the moment the worker wakes it, and again when the worker unlocks the mutex. `capture`
-// lives in the task's captures; `on_return` runs on the waiter the moment wait_idle returns or
-// throws. On a failure (reported here) the pool may have been leaked: a thread still waits in it.
-WaiterOutcome wait_idle_beside_a_throwing_last_task(std::unique_ptr<ThreadPool>& pool, int cpu,
-                                                    bool steer_worker,
-                                                    std::shared_ptr<void> capture,
+// A pool of one worker born SCHED_IDLE on `cpu`: a worker inherits the policy and the CPU of the
+// thread that constructs its pool, here a thread born so itself. A worker switched to SCHED_IDLE
+// after it has run would keep the CPU time it was owed, and the scheduler (EEVDF) could let it
+// run on before the thread it wakes (thread_state.hpp). nullptr, reported, if the constructor
+// did not return.
+std::unique_ptr<ThreadPool> a_pool_whose_worker_is_born_idle_on(int cpu) {
+    auto pool = std::make_shared<std::unique_ptr<ThreadPool>>();
+    // Not on this thread: call_born_idle_on leaves its caller at SCHED_IDLE for good.
+    ws::testing::DetachedCall construction([pool, cpu] {
+        ws::testing::call_born_idle_on(cpu, [&] { *pool = std::make_unique<ThreadPool>(1); });
+    });
+    if (!construction.wait_for(10s * slowdown())) {
+        ADD_FAILURE() << "the constructor of a pool of one worker did not return";
+        return nullptr;
+    }
+    if (const auto error = construction.error()) std::rethrow_exception(error);
+    return std::move(*pool);
+}
+
+// On a new pool whose one worker is born SCHED_IDLE on `cpu`, the last task throws once
+// released, while a thread sleeps in wait_idle (checked in /proc) on the same CPU, with a short
+// time slice: the waiter runs the moment the worker wakes it, and again when the worker unlocks
+// the mutex. `capture` lives in the task's captures; `on_return` runs on the waiter the moment
+// wait_idle returns or throws. On a failure (reported here) the pool may have been leaked: a
+// thread still waits in it.
+WaiterOutcome wait_idle_beside_a_throwing_last_task(int cpu, std::shared_ptr<void> capture,
                                                     std::function<void()> on_return) {
+    auto pool = a_pool_whose_worker_is_born_idle_on(cpu);
+    if (!pool) return {};
     auto release = std::make_shared<std::atomic<bool>>(false);
     auto worker = std::make_shared<std::atomic<ws::testing::ThreadId>>(0);
     pool->spawn([release, worker, capture = std::move(capture)] {
@@ -125,8 +145,10 @@ WaiterOutcome wait_idle_beside_a_throwing_last_task(std::unique_ptr<ThreadPool>&
     auto waiter_id = std::make_shared<std::atomic<ws::testing::ThreadId>>(0);
     ws::testing::DetachedCall waiter(
         [&p = *pool, waiter_id, cpu, on_return = std::move(on_return)] {
-            *waiter_id = ws::testing::current_thread_id();
-            ws::testing::pin_to_cpu(*waiter_id, cpu);
+            const ws::testing::ThreadId self = ws::testing::current_thread_id();
+            ws::testing::pin_to_cpu(self, cpu);
+            ws::testing::request_short_slice(self);
+            *waiter_id = self;
             try {
                 p.wait_idle();
             } catch (...) {
@@ -141,10 +163,6 @@ WaiterOutcome wait_idle_beside_a_throwing_last_task(std::unique_ptr<ThreadPool>&
         *release = true;
         (void)pool.release();  // a thread may still wait in it: leak it
         return {};
-    }
-    if (steer_worker) {
-        ws::testing::pin_to_cpu(*worker, cpu);
-        ws::testing::make_idle_priority(*worker);
     }
     *release = true;
     if (!waiter.wait_for(10s * slowdown())) {
@@ -168,15 +186,14 @@ WaiterOutcome wait_idle_beside_a_throwing_last_task(std::unique_ptr<ThreadPool>&
 TEST(Lesson01Ex4, TheExceptionIsKeptBeforeTheTaskCountsAsFinished) {
     // A thread asleep in wait_idle wakes when the last task, which threw, counts as finished. If
     // its exception were kept only afterwards, the waiter could take the mutex in between and
-    // return without it. Forced: the worker runs at SCHED_IDLE on the waiter's CPU, so the waiter
-    // runs the moment the worker wakes it, and again when the worker unlocks the mutex. On a
-    // busy machine the scheduler does not always switch at once, so the test tries up to 8 times.
+    // return without it. Forced: the worker is born SCHED_IDLE on the waiter's CPU, so the
+    // waiter runs the moment the worker wakes it, and again when the worker unlocks the mutex. On
+    // a busy machine the scheduler does not always switch at once, so the test tries up to 8
+    // times, each with a new pool.
     if (!ws::testing::kCanSteerThreads) GTEST_SKIP() << "needs Linux (/proc, sched_setscheduler)";
-    auto pool = std::make_unique<ThreadPool>(1);
     const int cpu = ws::testing::a_cpu_of_this_thread();
     for (int attempt = 1; attempt <= 8; ++attempt) {
-        const WaiterOutcome outcome =
-            wait_idle_beside_a_throwing_last_task(pool, cpu, attempt == 1, nullptr, [] {});
+        const WaiterOutcome outcome = wait_idle_beside_a_throwing_last_task(cpu, nullptr, [] {});
         if (!outcome.returned) return;  // reported
         try {
             if (outcome.error) std::rethrow_exception(outcome.error);
@@ -201,7 +218,6 @@ TEST(Lesson01Ex4, AThrowingTasksCapturesAreDestroyedBeforeItCountsAsFinished) {
             if (flag) flag->store(true);
         }
     };
-    auto pool = std::make_unique<ThreadPool>(1);
     const int cpu = ws::testing::a_cpu_of_this_thread();
     for (int attempt = 1; attempt <= 8; ++attempt) {
         auto destroyed = std::make_shared<std::atomic<bool>>(false);
@@ -210,8 +226,7 @@ TEST(Lesson01Ex4, AThrowingTasksCapturesAreDestroyedBeforeItCountsAsFinished) {
         // What the waiter saw the moment wait_idle returned: 1 captures alive, 2 destroyed.
         auto seen = std::make_shared<std::atomic<int>>(0);
         const WaiterOutcome outcome = wait_idle_beside_a_throwing_last_task(
-            pool, cpu, attempt == 1, std::move(capture),
-            [destroyed, seen] { *seen = destroyed->load() ? 2 : 1; });
+            cpu, std::move(capture), [destroyed, seen] { *seen = destroyed->load() ? 2 : 1; });
         if (!outcome.returned) return;  // reported
         ASSERT_EQ(seen->load(), 2)
             << "wait_idle returned while the captures of the task that threw were still alive "
