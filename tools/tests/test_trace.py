@@ -2,7 +2,8 @@
 refusals that come before any build, and (slow) a traced run of lesson 07's reference pool whose
 events must agree with its stats() and follow the Chrome trace format, and which Chromium's trace
 viewer must show: a track per worker, every slice; traced runs of lessons 04-06 (each steal names
-its victim, lesson 05's takes from its shared queue are recorded) and of lessons 08 and 09."""
+its victim, lesson 05's takes from its shared queue are recorded, lesson 06 counts its injector
+takes as stats() does) and of lessons 08 and 09."""
 import json
 import os
 import shutil
@@ -41,6 +42,12 @@ def make_trace(events, workers=2, stats=None):
 def steal(tid, ts, victim, got):
     return {"name": "steal" if got else "steal (empty)", "ph": "i", "pid": 1, "tid": tid,
             "ts": ts, "s": "t", "args": {"victim": victim, "got": got}}
+
+
+def injector(tid, ts, got=0):
+    """A take from the injector as lessons 06 to 09 record it: a batch, "got" 0 (not counted)."""
+    return {"name": "injector", "ph": "i", "pid": 1, "tid": tid, "ts": ts, "s": "t",
+            "args": {"got": got}}
 
 
 # What the Chrome Trace Event format asks of the events ./workshop trace writes.
@@ -109,6 +116,30 @@ class SummaryTest(unittest.TestCase):
         self.assertTrue(any(p.startswith("steal_attempts") for p in problems), problems)
         self.assertFalse(any(p.startswith("steals:") for p in problems), problems)
 
+    def test_injector_takes_are_counted_one_a_take_and_against_the_pools_stats(self):
+        # Three batch takes recorded with "got" 0, as lessons 06 to 09 record them, and a take
+        # after stats() read (at 50 us, the window being 40-45 us).
+        events = (slice_("task", 0, 0, 10) + slice_("task", 1, 0, 10)
+                  + [injector(0, 1), injector(0, 2), injector(1, 3), injector(1, 50)])
+        window = {"stats_window_us": [40, 45]}
+
+        def summarized(takes):
+            data = make_trace(events, stats={"executed_per_worker": [1, 1],
+                                             "injector_takes": takes})
+            data["otherData"].update(window)
+            return trace.summarize(data)
+
+        lanes, _, problems = summarized(3)
+        self.assertEqual([lane.injector_takes for lane in lanes], [2, 2])
+        self.assertEqual(problems, [])
+        for takes in (2, 4):
+            _, _, problems = summarized(takes)
+            self.assertEqual(problems, [f"injector_takes: stats() says {takes}, the trace has 3 "
+                                        "before it read and 3 after"])
+        # lesson 05's pool records its takes from the shared queue but has no injector to count
+        _, _, problems = summarized(0)
+        self.assertEqual(problems, [])
+
     def test_a_steal_that_names_no_other_worker_as_its_victim_is_named(self):
         fine = [steal(1, 1, 0, 2), steal(0, 2, 1, 0)]
         _, _, problems = trace.summarize(make_trace(fine))
@@ -153,6 +184,30 @@ class LearnerStealNotesTest(unittest.TestCase):
     def test_no_steal_problem_no_note(self):
         for lesson in all_lessons():
             self.assertEqual(trace.learner_steal_notes(lesson, [self.OTHER]), ([self.OTHER], []))
+
+
+class LearnerInjectorNotesTest(unittest.TestCase):
+    """In lesson 06 take_injector is the exercise, and only the reference's records its takes:
+    a learner's run that disagrees with stats() there gets a note, not a problem; in the lessons
+    whose given code records them, the disagreement stays a problem."""
+
+    TAKES = "injector_takes: stats() says 3201, the trace has 0 before it read and 0 after"
+    OTHER = "tasks per worker: the trace has [1, 2], stats() says [2, 1]"
+
+    def test_which_lessons_record_the_learners_injector_takes(self):
+        recording = {l.number for l in all_lessons() if trace.records_injector_takes(l)}
+        self.assertEqual(recording, {5, 7, 8, 9})
+
+    def test_lesson_06_drops_the_injector_count_with_a_note(self):
+        lesson = next(l for l in all_lessons() if l.number == 6)
+        problems, notes = trace.learner_injector_notes(lesson, [self.TAKES, self.OTHER])
+        self.assertEqual(problems, [self.OTHER])
+        self.assertIn("not on the timeline", " ".join(notes))
+
+    def test_lesson_07_keeps_it(self):
+        lesson = next(l for l in all_lessons() if l.number == 7)
+        self.assertEqual(trace.learner_injector_notes(lesson, [self.TAKES, self.OTHER]),
+                         ([self.TAKES, self.OTHER], []))
 
 
 class RefusalsTest(unittest.TestCase):
@@ -211,6 +266,10 @@ class TracedRunTest(unittest.TestCase):
         lanes, _, problems = trace.summarize(data)
         self.assertEqual(problems, [])
         self.assertEqual(sum(lane.tasks for lane in lanes), 20_000 + 1)
+        # the workload's first task comes from outside: at least one take from the injector
+        takes = sum(lane.injector_takes for lane in lanes)
+        self.assertEqual(takes, data["otherData"]["stats"]["injector_takes"])
+        self.assertGreater(takes, 0)
         self.assertIn("<svg", (Path(self.out.name) / "timeline.svg").read_text())
         self.assertIn("longest idle", r.stdout)
 
@@ -252,7 +311,8 @@ def traced_run(lesson, workload=None):
 @unittest.skipUnless(os.environ.get("WS_SLOW_TESTS", "1") == "1", "WS_SLOW_TESTS=0")
 class TracedStealsAndTakesTest(unittest.TestCase):
     """Lessons 04-06 steal in batches (steal_batch, exercise 5 of lesson 04, carried on): each
-    visit names its victim, and lesson 05's takes from its shared queue are on the timeline."""
+    visit names its victim, and lesson 05's takes from its shared queue are on the timeline;
+    lesson 06 takes from the injector in batches, counted as stats() counts them."""
 
     def test_lessons_04_to_06_name_the_victim_of_every_steal(self):
         for lesson in ("4", "5", "6"):
@@ -274,6 +334,15 @@ class TracedStealsAndTakesTest(unittest.TestCase):
         self.assertEqual(sum(lane.tasks for lane in lanes), 100_000)
         takes = [e for e in data["traceEvents"] if e.get("name") == "injector"]
         self.assertEqual({e["args"]["got"] for e in takes}, {1})
+
+    def test_lesson_06_counts_its_batch_takes_from_the_injector_as_stats_does(self):
+        # flat spawns every task from outside: the workers take them in batches, each recorded
+        # with "got" 0 (the batch's size is not known where it is recorded)
+        data, lanes = traced_run("6", "flat")
+        takes = sum(lane.injector_takes for lane in lanes)
+        self.assertEqual(takes, data["otherData"]["stats"]["injector_takes"])
+        self.assertGreater(takes, 0)
+        self.assertLess(takes, 100_000)  # batches: fewer takes than tasks
 
 
 @unittest.skipUnless(os.environ.get("WS_SLOW_TESTS", "1") == "1", "WS_SLOW_TESTS=0")

@@ -120,6 +120,9 @@ def summarize(trace: dict) -> tuple[list[Lane], float, list[str]]:
             if not (isinstance(victim, int) and 0 <= victim < workers and victim != e["tid"]):
                 no_victim.setdefault(e["tid"], []).append(victim)
         elif e["name"] == "injector":
+            # One take per event, whatever its "got" says: from lesson 06 on a take is a batch
+            # whose size the pool does not know at the hook, recorded as 0 ("not counted"), and
+            # stats().injector_takes counts takes, not tasks.
             lane.injector_takes += 1
     for worker, victims in sorted(no_victim.items()):
         problems.append(f"worker {worker}: {len(victims)} of its steals name no other worker as "
@@ -133,8 +136,10 @@ def summarize(trace: dict) -> tuple[list[Lane], float, list[str]]:
 
 def _against_stats(other: dict, lanes: list[Lane], events: list[dict]) -> list[str]:
     """The trace's counts against the pool's own stats(), read after the run: tasks per worker
-    exactly (none runs after wait_idle), steals within the window in which stats() read (the
-    workers may still be searching then)."""
+    exactly (none runs after wait_idle), steals and injector takes within the window in which
+    stats() read (the workers may still be searching then). A count that stats() leaves at 0 is
+    not compared: lesson 05's pool records its takes from the shared queue as injector takes,
+    but has no injector to count in stats()."""
     stats = other.get("stats")
     dropped = other.get("dropped", [])
     if any(dropped):
@@ -147,11 +152,16 @@ def _against_stats(other: dict, lanes: list[Lane], events: list[dict]) -> list[s
         problems.append(f"tasks per worker: the trace has {[lane.tasks for lane in lanes]}, "
                         f"stats() says {per_worker}")
     start, end = other.get("stats_window_us", [float("inf"), float("inf")])
-    steals = [e for e in events if e.get("ph") == "i" and e.get("name", "").startswith("steal")]
-    for name, counted in (("steal_attempts", lambda e: True),
-                          ("steals", lambda e: e.get("args", {}).get("got", 0) > 0)):
-        low = sum(1 for e in steals if e["ts"] <= start and counted(e))
-        high = sum(1 for e in steals if e["ts"] <= end and counted(e))
+    marks = [e for e in events if e.get("ph") == "i"]
+
+    def is_steal(e: dict) -> bool:
+        return e.get("name", "").startswith("steal")
+
+    for name, counted in (("steal_attempts", is_steal),
+                          ("steals", lambda e: is_steal(e) and e.get("args", {}).get("got", 0) > 0),
+                          ("injector_takes", lambda e: e.get("name") == "injector")):
+        low = sum(1 for e in marks if e["ts"] <= start and counted(e))
+        high = sum(1 for e in marks if e["ts"] <= end and counted(e))
         if stats.get(name, 0) and not low <= stats[name] <= high:
             problems.append(f"{name}: stats() says {stats[name]}, the trace has {low} before it "
                             f"read and {high} after")
@@ -239,7 +249,8 @@ def run(lesson: Lesson, workload: str | None, workers: int, solution: bool, out_
     print_summary(lanes, end)
     if not solution:
         problems, notes = learner_steal_notes(lesson, problems)
-        for note in notes:
+        problems, more = learner_injector_notes(lesson, problems)
+        for note in notes + more:
             print(f"note: {note}")
     for p in problems:
         print(f"inconsistent: {p}")
@@ -265,8 +276,30 @@ def records_steals(lesson: Lesson) -> bool:
     """Whether the learner's own files of the lesson record steals (from lesson 04 on, the given
     steal() around the exercise's steal_batch does; in lessons 02 and 03 the steal code is the
     exercise, and only the reference's has the hook)."""
+    return _learners_files_record(lesson, "steal")
+
+
+def records_injector_takes(lesson: Lesson) -> bool:
+    """Whether the learner's own files of the lesson record takes from the injector (lesson
+    05's given take_shared does, and from lesson 07 on the given take_injector; in lesson 06
+    take_injector is the exercise, and only the reference's has the hook)."""
+    return _learners_files_record(lesson, "injector_take")
+
+
+def _learners_files_record(lesson: Lesson, event: str) -> bool:
     folder = ROOT / "lessons" / lesson.folder
-    return any("WS_TRACE_EVENT(steal" in f.read_text() for f in sorted(folder.glob("*.[ch]pp")))
+    return any(f"WS_TRACE_EVENT({event}" in f.read_text() for f in sorted(folder.glob("*.[ch]pp")))
+
+
+def learner_injector_notes(lesson: Lesson, problems: list[str]) -> tuple[list[str], list[str]]:
+    """A learner's run whose injector takes disagree with stats(): in a lesson whose learner's
+    files do not record them, not a problem but a note that says why."""
+    if records_injector_takes(lesson) or not any(p.startswith("injector_takes")
+                                                 for p in problems):
+        return problems, []
+    return ([p for p in problems if not p.startswith("injector_takes")],
+            ["your takes from the injector are not on the timeline (take_injector is the "
+             "exercise, and only the reference's records them; stats() counted them)"])
 
 
 def learner_steal_notes(lesson: Lesson, problems: list[str]) -> tuple[list[str], list[str]]:
