@@ -1,6 +1,7 @@
 """Build and tool hygiene: one list of Debian packages (tools/debian-packages.txt) that README,
 .ci/run, the classroom workflow and the tool's messages follow; one npm bootstrap; the Python
-lint step; `watch` and `test` calling one function; the GitHub workflows valid YAML that the
+lint step; the tool-test step's two processes (every test file in one, both failures
+reported); `watch` and `test` calling one function; the GitHub workflows valid YAML that the
 workflow schema accepts (@action-validator/cli, a devDependency of book/)."""
 import os
 import re
@@ -146,6 +147,36 @@ class LintStepTest(unittest.TestCase):
             with self.assertRaises(check.StepFailed) as ctx:
                 check._python_lint()
         self.assertIn("sudo apt-get install pyflakes3", str(ctx.exception))
+
+
+class ToolTestStepTest(unittest.TestCase):
+    def test_every_test_file_runs_in_exactly_one_process(self):
+        tests = ROOT / "tools" / "tests"
+        files = sorted(f"tools.tests.{p.stem}" for p in tests.glob("test_*.py"))
+        groups = check.tool_test_groups()
+        self.assertEqual(len(groups), 2, groups)
+        self.assertEqual(sorted(m for _, modules in groups for m in modules), files)
+
+    def test_the_failures_of_both_processes_are_reported_and_the_passes_counted(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, body in (("fails_a", "self.assertEqual(1, 2)"),
+                               ("fails_b", "raise KeyError(7)"), ("passes", "pass")):
+                (Path(tmp) / f"one_{name}.py").write_text(
+                    "import unittest\n\n\nclass T(unittest.TestCase):\n"
+                    f"    def test_{name}(self):\n        {body}\n")
+            failing = [("group a", ["one_fails_a", "one_passes"]), ("group b", ["one_fails_b"])]
+            passing = [("group a", ["one_passes"]), ("group b", ["one_passes"])]
+            with mock.patch.dict(os.environ, {"PYTHONPATH": tmp}):
+                with mock.patch.object(check, "tool_test_groups", return_value=failing):
+                    with self.assertRaises(check.StepFailed) as failed:
+                        check._tool_tests()
+                with mock.patch.object(check, "tool_test_groups", return_value=passing):
+                    passed = check._tool_tests()
+        for what in ("--- group a (exit 1)", "test_fails_a", "AssertionError: 1 != 2",
+                     "--- group b (exit 1)", "test_fails_b", "KeyError: 7"):
+            self.assertIn(what, str(failed.exception))
+        self.assertRegex(passed, r"^Ran 2 tests in 2 processes at once: "
+                                 r"1 in group a \(\d+ s\); 1 in group b \(\d+ s\)$")
 
 
 class TestAndWatchTest(unittest.TestCase):
