@@ -2,15 +2,21 @@
 // the injector, and a worker takes a batch of them into its own deque.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <thread>
 #include <vector>
 
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
 #include <ws/testing/exactly_once.hpp>
 #include <ws/testing/harness.hpp>
 #include <ws/testing/parking_checks.hpp>
+#include <ws/testing/thread_state.hpp>
 #include <ws/testing/wait.hpp>
 
 #include "exercises.hpp"
@@ -104,4 +110,90 @@ TEST(Lesson06Ex4, TwentyThousandIdleToSpawnRoundsWithoutAMiss) {
 TEST(Lesson06Ex4, DestroyingAParkedPoolIsPrompt) {
     ASSERT_NO_FATAL_FAILURE(expect_outside_spawns_use_the_injector());
     ws::testing::parking::check_prompt_destruction<ThreadPool>(workers(2), 100ms);
+}
+
+namespace {
+// The first two CPUs the calling thread may run on; fewer if it may run on fewer.
+std::vector<int> two_cpus_of_this_thread() {
+    std::vector<int> cpus;
+#if defined(__linux__)
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    if (sched_getaffinity(0, sizeof(mask), &mask) != 0) return cpus;
+    for (int cpu = 0; cpu < CPU_SETSIZE && cpus.size() < 2; ++cpu) {
+        if (CPU_ISSET(cpu, &mask)) cpus.push_back(cpu);
+    }
+#endif
+    return cpus;
+}
+}  // namespace
+
+// A worker's last search before it sleeps looks at the injector, then visits every other
+// worker's deque, then announces its sleep and rechecks. A task injected after that look and
+// before the announcement finds the worker still searching, so spawn wakes nobody: only the
+// recheck can see the task. No call of the test can stop the worker there, so the test aims at
+// the visits: with 256 workers they take microseconds, and stats() counts each one
+// (steal_attempts). One task wakes the only worker to run; it runs it, searches (255 visits),
+// searches again (the look, then 255 visits) and sleeps. The test injects its task as soon as
+// it sees the second search's first visit. It needs the worker and itself to run at the same
+// time: the workers run on one CPU, with a short time slice (so that a woken worker does not
+// wait behind a busy process there), and the spawning thread on another.
+TEST(Lesson06Ex4, ATaskInjectedDuringAWorkersLastSearchRuns) {
+    ASSERT_NO_FATAL_FAILURE(expect_outside_spawns_use_the_injector());
+    constexpr std::size_t kWorkers = 256;
+    constexpr int kAttempts = 100;
+    std::atomic<int> started{0};  // before the pool: its destructor may run a lost task
+    const auto before = ws::testing::thread_ids();
+    ThreadPool pool(Config{.num_workers = kWorkers, .local_queue_capacity = 2});
+    const auto tids = ws::testing::new_threads(before);
+    const std::vector<int> cpus = two_cpus_of_this_thread();
+    for (const auto tid : tids) {
+        if (cpus.size() == 2) ws::testing::pin_to_cpu(tid, cpus[1]);
+        ws::testing::request_short_slice(tid);
+    }
+    // The spawning thread: not this one, whose CPU mask the later tests of this process inherit.
+    std::thread spawner([&] {
+        if (cpus.size() == 2) ws::testing::pin_to_cpu(ws::testing::current_thread_id(), cpus[0]);
+        using ws::testing::parking::wait_until_all_asleep;
+        for (int attempt = 1; attempt <= kAttempts; ++attempt) {
+            ASSERT_TRUE(wait_until_all_asleep(pool)) << "the workers of an idle pool did not sleep";
+            const std::uint64_t last_search = pool.stats().steal_attempts + kWorkers;
+            pool.spawn([] {});
+            const auto spawned = std::chrono::steady_clock::now();
+            while (pool.stats().steal_attempts < last_search) {
+                ASSERT_TRUE(std::chrono::steady_clock::now() - spawned <
+                            10s * ws::testing::slowdown())
+                    << "the worker woken for a task did not search twice before sleeping";
+            }
+            pool.spawn([&] { started.fetch_add(1); });
+            // A lost wake-up is a state: the task not started while every worker sleeps (in the
+            // parker's count and in /proc) and none has woken, for 20 ms. A worker woken for it
+            // is runnable at once, and one that ran it and slept again counts a wake-up. The
+            // task is looked at after each look at the workers: one that ran meanwhile counts.
+            const auto injected = std::chrono::steady_clock::now();
+            auto asleep_since = injected;
+            std::uint64_t wakeups = pool.stats().wakeups;
+            for (;;) {
+                const auto now = std::chrono::steady_clock::now();
+                const ws::PoolStats s = pool.stats();
+                const bool all_asleep =
+                    s.parks - s.wakeups == kWorkers && s.wakeups == wakeups &&
+                    (!ws::testing::kCanSteerThreads ||
+                     std::all_of(tids.begin(), tids.end(), ws::testing::asleep));
+                if (started.load() >= attempt) break;
+                if (!all_asleep) {
+                    asleep_since = std::chrono::steady_clock::now();
+                    wakeups = s.wakeups;
+                }
+                ASSERT_TRUE(now - asleep_since < 20ms)
+                    << "attempt " << attempt << ": a task injected while the last awake worker "
+                    << "was on its last search never started, and every worker went to sleep (a "
+                    << "lost wake-up): does the recheck before sleeping look at the injector?";
+                ASSERT_TRUE(now - injected < 10s * ws::testing::slowdown())
+                    << "attempt " << attempt << ": the injected task did not start within 10 s";
+                std::this_thread::yield();
+            }
+        }
+    });
+    spawner.join();
 }
