@@ -43,31 +43,48 @@ TEST(Lesson07Ex6, ParallelForHitsEachOfAMillionIndicesOnceWithGrain1000) {
 }
 
 namespace {
-// In a child process: parallel_for over [SIZE_MAX - 10,000, SIZE_MAX), indices that are legal
-// but near the top of std::size_t. Exit code 0: each index once, in chunks of 1 to 7; 1: a
-// chunk outside the range reached the body (the child stops at once: a split that leaves the
-// range may recurse without end, and would only end by overflowing the stack).
-[[noreturn]] void parallel_for_at_the_top_of_size_t() {
+// In a child process: parallel_for, then parallel_reduce, over [SIZE_MAX - 10,000, SIZE_MAX),
+// indices that are legal but near the top of std::size_t. Exit code 0: each index once, in
+// chunks of 1 to 7, and the right sum; 1: a chunk outside the range reached parallel_for's body,
+// 3: parallel_reduce's map (the child stops at once: a split that leaves the range may recurse
+// without end, and would only end by overflowing the stack); 2 and 4: an index missed or seen
+// twice.
+[[noreturn]] void parallel_for_and_reduce_at_the_top_of_size_t() {
     constexpr std::size_t kN = 10'000, kGrain = 7;
     constexpr std::size_t kEnd = std::numeric_limits<std::size_t>::max();
     constexpr std::size_t kBegin = kEnd - kN;
+    const auto outside = [](std::size_t begin, std::size_t end) {
+        return begin < kBegin || end < begin || end - begin > kGrain;
+    };
     ThreadPool pool(2);
     ws::testing::ExactlyOnce seen(kN);
     parallel_for(pool, kBegin, kEnd, kGrain, [&](std::size_t begin, std::size_t end) {
-        if (begin < kBegin || end < begin || end - begin > kGrain) std::_Exit(1);
+        if (outside(begin, end)) std::_Exit(1);
         for (std::size_t i = begin; i < end; ++i)
             seen.mark(i - kBegin);
     });
-    std::_Exit(seen.verify() ? 0 : 2);
+    if (!seen.verify()) std::_Exit(2);
+    const std::size_t sum = parallel_reduce(
+        pool, kBegin, kEnd, kGrain, std::size_t{0},
+        [&](std::size_t begin, std::size_t end) {
+            if (outside(begin, end)) std::_Exit(3);
+            std::size_t s = 0;
+            for (std::size_t i = begin; i < end; ++i)
+                s += i - kBegin;
+            return s;
+        },
+        [](std::size_t x, std::size_t y) { return x + y; });
+    std::_Exit(sum == kN * (kN - 1) / 2 ? 0 : 4);
 }
 }  // namespace
 
-TEST(Lesson07Ex6, ParallelForAtTheTopOfTheIndexRange) {
+TEST(Lesson07Ex6, ParallelForAndReduceAtTheTopOfTheIndexRange) {
     GTEST_FLAG_SET(death_test_style, "threadsafe");  // the parent runs threads of its own
-    EXPECT_EXIT(parallel_for_at_the_top_of_size_t(), ::testing::ExitedWithCode(0), "")
-        << "parallel_for over the last 10,000 indices of std::size_t gave the body a chunk "
-           "outside [begin, end), or crashed: the middle of a range must be computed in a way "
-           "that cannot overflow";
+    EXPECT_EXIT(parallel_for_and_reduce_at_the_top_of_size_t(), ::testing::ExitedWithCode(0), "")
+        << "parallel_for or parallel_reduce over the last 10,000 indices of std::size_t gave a "
+           "chunk outside [begin, end) to the body or map (exit code 1 or 3), missed an index "
+           "(2 or 4) or crashed: the middle of a range must be computed in a way that cannot "
+           "overflow";
 }
 
 TEST(Lesson07Ex6, ParallelForOnAnEmptyRangeCallsNothing) {
