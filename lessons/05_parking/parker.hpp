@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <stdexcept>
 
+#include <ws/atomic.hpp>
 #include <ws/futex.hpp>
 
 #include <ws/not_implemented.hpp>
@@ -124,8 +125,10 @@ class Parker {
     void hand_tokens(std::uint32_t n) noexcept;
 
     std::size_t num_workers_;  // only for the stand-in notify_all() of the starter code
-    alignas(64) std::atomic<std::uint64_t> state_{0};
-    alignas(64) std::atomic<std::uint32_t> tokens_{0};
+    // ws::atomic is std::atomic, except in the explorer's scenarios (tests/05_parking/model),
+    // which see every access to these two and check the orders under the C++ memory model.
+    alignas(64) ws::atomic<std::uint64_t> state_{0};
+    alignas(64) ws::atomic<std::uint32_t> tokens_{0};
     alignas(64) std::atomic<std::uint64_t> parks_{0};
     std::atomic<std::uint64_t> wakeups_{0};
 };

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <stdexcept>
 
+#include <ws/atomic.hpp>
 #include <ws/futex.hpp>
 
 namespace ws::lesson05 {
@@ -49,7 +50,9 @@ class Parker {
     // The worker ran out of its own work and starts looking elsewhere.
     void begin_search() noexcept {
         // seq_cst: pairs with notify_one()'s load: if that comes first in S, the scan after this
-        // sees its task; without it the scan could miss it (the proof's busy-workers case).
+        // sees its task (the proof's busy-workers case). Weaker would lose no wake-up, only time:
+        // a scan that missed the task ends in park(), whose seq_cst announcement is after that
+        // load in S too, so its recheck sees the task (the explorer's scenarios agree).
         state_.fetch_add(kSearcher, std::memory_order_seq_cst);
     }
 
@@ -120,8 +123,10 @@ class Parker {
     void take_token() noexcept;
     void hand_tokens(std::uint32_t n) noexcept;
 
-    alignas(64) std::atomic<std::uint64_t> state_{0};
-    alignas(64) std::atomic<std::uint32_t> tokens_{0};
+    // ws::atomic is std::atomic, except in the explorer's scenarios (tests/05_parking/model),
+    // which see every access to these two and check the orders under the C++ memory model.
+    alignas(64) ws::atomic<std::uint64_t> state_{0};
+    alignas(64) ws::atomic<std::uint32_t> tokens_{0};
     alignas(64) std::atomic<std::uint64_t> parks_{0};
     std::atomic<std::uint64_t> wakeups_{0};
 };
@@ -198,7 +203,9 @@ inline void Parker::take_token() noexcept {
             continue;
         }
         // acquire: pairs with the release in hand_tokens(): we see what the waker did before
-        // (a task, the stop flag); without it our scan could miss them.
+        // (a task, the stop flag), so the first scan after waking finds them. Relaxed would lose
+        // no wake-up: a scan that missed them ends in park() again, whose seq_cst announcement
+        // comes after the waker's claim in S, so its recheck sees them.
         if (tokens_.compare_exchange_weak(t, t - 1, std::memory_order_acquire,
                                           std::memory_order_relaxed))
             return;
@@ -206,8 +213,8 @@ inline void Parker::take_token() noexcept {
 }
 
 inline void Parker::hand_tokens(std::uint32_t n) noexcept {
-    // release: pairs with the acquire CAS in take_token(); without it the woken worker might
-    // not see what we published before waking it.
+    // release: pairs with the acquire CAS in take_token(), so that the woken worker's first
+    // scan sees what we published before waking it (else only its next park()'s recheck would).
     tokens_.fetch_add(n, std::memory_order_release);
     // One FUTEX_WAKE for n threads: one token, one thread woken (no herd). A sleeper that has
     // not reached the kernel yet finds tokens_ changed and does not sleep.
