@@ -3,11 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <optional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <ws/testing/exactly_once.hpp>
+#include <ws/testing/harness.hpp>
+#include <ws/testing/wait.hpp>
 
 #include "exercises.hpp"
 #include "worker_queue.hpp"
@@ -64,6 +68,34 @@ TEST(Lesson02Ex1, OwnerAndThiefMeetInTheMiddle) {
     EXPECT_FALSE(run(q.pop()));
     EXPECT_FALSE(run(q.steal()));
     EXPECT_EQ(log, (std::vector<int>{0, 3, 1, 2}));
+}
+
+// A thief steals, and after it the owner pops, one at a time. The flag that tells the owner when
+// to pop is relaxed on purpose: it orders nothing, so nothing but the queue's own lock orders
+// the thief's change of the deque before the owner's look at it. Without that lock, pop reads
+// the deque's ends with no happens-before from the thief's write of them: a data race, which
+// ThreadSanitizer (the tsan preset) reports in every run, though the two never overlap in time.
+// A plain build sees nothing wrong here.
+TEST(Lesson02Ex1, AnOwnersPopAfterAThiefsStealIsOrderedByTheLock) {
+    WorkerQueue q;
+    std::vector<int> log;
+    push_numbered(q, log, 2);
+    bool thief_ran = false;  // read after the join
+    std::atomic<bool> stolen{false};
+    std::thread thief([&] {
+        thief_ran = run(q.steal());
+        stolen.store(true, std::memory_order_relaxed);
+    });
+    const bool in_time =
+        ws::testing::wait_until([&] { return stolen.load(std::memory_order_relaxed); },
+                                std::chrono::seconds(5) * ws::testing::slowdown());
+    std::optional<Task> newest = q.pop();  // run after the join: the thief's task wrote to log
+    thief.join();
+    ASSERT_TRUE(in_time) << "the thief did not steal within 5 s";
+    EXPECT_TRUE(thief_ran);
+    EXPECT_TRUE(run(std::move(newest))) << "pop found nothing, though one task was left";
+    EXPECT_FALSE(run(q.pop()));
+    EXPECT_EQ(log, (std::vector<int>{0, 1})) << "the thief takes the oldest, the owner the newest";
 }
 
 TEST(Lesson02Ex1, AnEmptyQueueGivesNothing) {
