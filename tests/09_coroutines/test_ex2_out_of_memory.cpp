@@ -9,8 +9,10 @@
 // checks that it did fail.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <iterator>
 #include <new>
 #include <thread>
 
@@ -81,6 +83,37 @@ TEST(Lesson09Ex2, AWakerResumesInlineWhenThePoolCannotTakeTheJob) {
     EXPECT_TRUE(waiter.handle().done());
     pool.wait_idle();  // returns: the refused job was taken back from the pool's count
     EXPECT_EQ(resumed.load(), 1) << "resumed twice";
+}
+
+// The inline fallback makes the waker's order exact: set() resumes the first waiter it wakes on
+// its own thread, where that coroutine runs to its end and frees its frame, which holds the
+// waiter, before wake returns. A set() that reads the waiter (its next) after waking it reads
+// freed memory in every run, which AddressSanitizer (the asan preset) reports; other builds read
+// stale memory and pass.
+TEST(Lesson09Ex2, TheWakerDoesNotTouchAWaiterItResumedInline) {
+    WS_SKIP_UNLESS_ALLOCATIONS_CAN_FAIL();
+    ThreadPool pool(1);
+    Event event(pool);
+    std::atomic<int> resumed{0};
+    std::thread::id where[2];
+    // Spawned from another thread, so that this thread's first spawn, which needs a block of
+    // nodes, is the resume job of set()'s first wake. Detached: a frame frees itself at its end.
+    std::thread([&] {
+        for (std::thread::id& w : where)
+            spawn(pool, wait_then_count(event, resumed, w));
+    }).join();
+    pool.wait_idle();  // both suspended on the event
+    ASSERT_EQ(resumed.load(), 0);
+    const std::uint64_t failed_before = failed_allocations();
+    fail_allocation_after(0);
+    event.set();
+    disarm_allocation_failures();
+    ASSERT_EQ(failed_allocations() - failed_before, 1U)
+        << "the pool's spawn did not allocate, so this test did not test the fallback";
+    pool.wait_idle();
+    EXPECT_EQ(resumed.load(), 2) << "a waiter was lost";
+    EXPECT_EQ(std::count(std::begin(where), std::end(where), current_thread()), 1)
+        << "the first waiter woken must be resumed here, the other on the worker";
 }
 
 TEST(Lesson09Ex2, SpawnFreesTheTaskWhenThePoolCannotTakeIt) {
