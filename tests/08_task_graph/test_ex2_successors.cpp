@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -170,37 +171,89 @@ TEST(Lesson08Ex2, ASuccessorSeesTheWritesOfAPredecessorThatDidNotPushIt) {
     }
 }
 
-TEST(Lesson08Ex2, PredecessorsThatFinishTogetherPushTheSuccessorOnce) {
-    // Two predecessors leave their tasks at the same moment (a spin barrier), so their
-    // decrements of the successor's counter race; exactly one of them may push it. As many
-    // rounds as fit in four seconds (up to 5000), because the window of a wrong protocol is a
-    // few instructions wide; from inside a task, so that a round costs no wake-up of the caller.
-    ThreadPool pool(2);
-    int rounds = 0, twice = 0, never = 0;
-    on_worker(pool, [&] {
-        const auto stop = std::chrono::steady_clock::now() + std::chrono::seconds(4);
-        for (; rounds < 5000 && std::chrono::steady_clock::now() < stop; ++rounds) {
-            TaskGraph graph;
-            std::atomic<int> arrived{0};
-            std::atomic<int> successor_runs{0};
-            const auto meet = [&arrived] {
-                arrived.fetch_add(1);
-                const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-                while (arrived.load() < 2 && std::chrono::steady_clock::now() < until) {
-                }
-            };
-            Node first = graph.emplace(meet);
-            Node second = graph.emplace(meet);
-            Node successor = graph.emplace([&] { successor_runs.fetch_add(1); });
-            first.precede(successor);
-            second.precede(successor);
-            run(pool, graph);
-            twice += successor_runs.load() > 1;
-            never += successor_runs.load() == 0;
+namespace {
+
+// Two chains of nodes in step: node i of each chain waits for node i of the other (a spin
+// barrier), then both decrement the counter of join i, their common successor, at the same
+// moment, before their own chain's next node's. Each worker pushes its chain's next node onto its
+// own deque and pops it at once, so the chains run on with no steal and no wake-up between
+// them, a race at every step.
+struct TwinChains {
+    TwinChains(std::size_t length, std::chrono::steady_clock::time_point stop_at)
+        : stop(stop_at), arrived(length), runs(length) {}
+
+    void build(TaskGraph& graph) {
+        Node previous[2];
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+            Node join = graph.emplace([this, i] {
+                if (runs[i].fetch_add(1) != round) twice = true;
+            });
+            for (Node& chain : previous) {
+                Node node = graph.emplace([this, i] { meet(i); });
+                node.precede(join);  // first: the race
+                if (i != 0) chain.precede(node);
+                chain = node;
+            }
         }
-    });
-    EXPECT_EQ(twice, 0) << "rounds (of " << rounds << ") in which the successor ran twice";
-    EXPECT_EQ(never, 0) << "rounds (of " << rounds << ") in which run() returned before it ran";
+    }
+
+    // Waits at most 50 us: a partner that has no CPU just now (a loaded machine), or that waits
+    // behind this node on the same worker, is not waited for. The chain that went on alone
+    // waits again at its next nodes, where the other catches up at once (its partners have
+    // arrived), so the two are in step again as soon as both run. After `stop`, nobody waits.
+    void meet(std::size_t i) {
+        const std::size_t target = 2 * (round + 1);
+        arrived[i].fetch_add(1);
+        const auto now = std::chrono::steady_clock::now();
+        if (now > stop) return;
+        const auto until = now + std::chrono::microseconds(50);
+        while (arrived[i].load() < target && std::chrono::steady_clock::now() < until) {
+        }
+    }
+
+    std::chrono::steady_clock::time_point stop;
+    std::vector<std::atomic<std::size_t>> arrived;  // at barrier i, over all runs of the graph
+    std::vector<std::atomic<std::size_t>> runs;     // of join i, over all runs of the graph
+    std::size_t round = 0;                          // runs of the graph before this one
+    std::atomic<bool> twice{false};
+};
+
+}  // namespace
+
+TEST(Lesson08Ex2, PredecessorsThatFinishTogetherPushTheSuccessorOnce) {
+    // Two predecessors that finish together race their decrements of the successor's counter;
+    // exactly one of them may push it. A wrong protocol's window is a few instructions wide, so
+    // a graph of 1024 such races runs again and again for a second. A join that runs twice ends
+    // the test at once, without waiting for a run() that may never return.
+    constexpr std::size_t kLength = 1024;
+    const auto stop = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    auto chains = std::make_unique<TwinChains>(kLength, stop);
+    auto pool = std::make_unique<ThreadPool>(2);
+    auto graph = std::make_unique<TaskGraph>();
+    chains->build(*graph);
+    for (; std::chrono::steady_clock::now() < stop; ++chains->round) {
+        lesson08_test::RunOutcome outcome;
+        const bool returned = lesson08_test::run_returns_within(
+            pool, graph, outcome, 5, [&] { return chains->twice.load(); });
+        if (!returned || chains->twice.load()) {
+            const std::size_t round = chains->round;
+            const bool twice = chains->twice.load();
+            // A node may still run (a join pushed twice): leave everything it uses behind.
+            (void)pool.release();
+            (void)graph.release();
+            (void)chains.release();
+            if (twice)
+                FAIL() << "in run " << round
+                       << " of the graph, a join ran twice: both of its predecessors pushed it";
+            FAIL() << "run " << round << " of the graph did not return within 5 s";
+        }
+        ASSERT_FALSE(outcome.threw) << outcome.what;
+        std::size_t wrong = 0;
+        for (const auto& r : chains->runs)
+            wrong += r.load() != chains->round + 1;
+        ASSERT_EQ(wrong, 0U) << "joins (of " << kLength << ") that did not run once in run "
+                             << chains->round;
+    }
 }
 
 TEST(Lesson08Ex2, RandomDagsOfUpTo100000Nodes) {
