@@ -162,9 +162,10 @@ def _break_it() -> str:
 
 
 # The tool's tests run in two processes at once: test_grading_submission.py, which grades a
-# class of lesson 01 checkouts and takes well over half of the time (about 85 s of 140 on 2
-# cores, mostly on one core), on its own, and every other file in the other. The step then takes
-# about as long as the slower process instead of the two together. Nothing they write is shared:
+# class of lesson 01 checkouts and is the slowest file by far, on its own, and every other file
+# in the other. One process kept about one core busy; on 2 cores the step now takes about as
+# long as the grading file (2026-11-26, load average about 2 from other work: 205 s in one
+# process, 141 s in two, the other files finishing after 105 s). Nothing they write is shared:
 # grading builds in a scratch copy of its own, the other files in temporary folders or under
 # WS_BUILD_ROOT.
 TOOL_TESTS_ALONE = "test_grading_submission"
