@@ -9,10 +9,6 @@
 #include <thread>
 #include <vector>
 
-#if defined(__linux__)
-#include <sched.h>
-#endif
-
 #include <ws/testing/exactly_once.hpp>
 #include <ws/testing/harness.hpp>
 #include <ws/testing/parking_checks.hpp>
@@ -112,22 +108,6 @@ TEST(Lesson06Ex4, DestroyingAParkedPoolIsPrompt) {
     ws::testing::parking::check_prompt_destruction<ThreadPool>(workers(2), 100ms);
 }
 
-namespace {
-// The first two CPUs the calling thread may run on; fewer if it may run on fewer.
-std::vector<int> two_cpus_of_this_thread() {
-    std::vector<int> cpus;
-#if defined(__linux__)
-    cpu_set_t mask;
-    CPU_ZERO(&mask);
-    if (sched_getaffinity(0, sizeof(mask), &mask) != 0) return cpus;
-    for (int cpu = 0; cpu < CPU_SETSIZE && cpus.size() < 2; ++cpu) {
-        if (CPU_ISSET(cpu, &mask)) cpus.push_back(cpu);
-    }
-#endif
-    return cpus;
-}
-}  // namespace
-
 // A worker's last search before it sleeps looks at the injector, then visits every other
 // worker's deque, then announces its sleep and rechecks. A task injected after that look and
 // before the announcement finds the worker still searching, so spawn wakes nobody: only the
@@ -146,7 +126,7 @@ TEST(Lesson06Ex4, ATaskInjectedDuringAWorkersLastSearchRuns) {
     const auto before = ws::testing::thread_ids();
     ThreadPool pool(Config{.num_workers = kWorkers, .local_queue_capacity = 2});
     const auto tids = ws::testing::new_threads(before);
-    const std::vector<int> cpus = two_cpus_of_this_thread();
+    const std::vector<int> cpus = ws::testing::cpus_of_this_thread(2);
     for (const auto tid : tids) {
         if (cpus.size() == 2) ws::testing::pin_to_cpu(tid, cpus[1]);
         ws::testing::request_short_slice(tid);

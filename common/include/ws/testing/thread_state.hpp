@@ -169,15 +169,22 @@ inline bool wait_until_asleep(const std::vector<ThreadId>& tids, std::chrono::mi
     return wait_until_all(tids, asleep, timeout, polls);
 }
 
-// A CPU the calling thread may run on (the first of its affinity mask), or -1.
-inline int a_cpu_of_this_thread() {
+// The first `at_most` CPUs the calling thread may run on, in order; fewer if it may run on fewer.
+inline std::vector<int> cpus_of_this_thread(std::size_t at_most) {
+    std::vector<int> cpus;
     cpu_set_t set;
     CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof(set), &set) != 0) return -1;
-    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-        if (CPU_ISSET(cpu, &set)) return cpu;
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
+    for (int cpu = 0; cpu < CPU_SETSIZE && cpus.size() < at_most; ++cpu) {
+        if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
     }
-    return -1;
+    return cpus;
+}
+
+// A CPU the calling thread may run on (the first of its affinity mask), or -1.
+inline int a_cpu_of_this_thread() {
+    const std::vector<int> cpus = cpus_of_this_thread(1);
+    return cpus.empty() ? -1 : cpus.front();
 }
 
 // Lets the thread run on `cpu` only. Returns whether that worked.
@@ -249,6 +256,9 @@ bool wait_until_all(const std::vector<ThreadId>&, Pred, std::chrono::millisecond
 }
 inline bool wait_until_asleep(const std::vector<ThreadId>&, std::chrono::milliseconds, int = 20) {
     return false;
+}
+inline std::vector<int> cpus_of_this_thread(std::size_t) {
+    return {};
 }
 inline int a_cpu_of_this_thread() {
     return -1;
