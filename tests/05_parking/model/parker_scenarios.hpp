@@ -7,7 +7,12 @@
 //
 // A lost wake-up in these scenarios is a thread that waits forever: the sleeper for its token,
 // the spawner for its task to run. The explorer reports it as a livelock ("every thread waits
-// for another"), with the trace of the execution that got there.
+// for another"), with the trace of the execution that got there. The parker's futex calls on
+// tokens_ reach the explorer build's overloads in <ws/futex.hpp>, where a wait returns at once
+// (the explorer cannot see a thread blocked in the kernel): take_token() then rereads tokens_,
+// and a thread that rereads a value it has already read is taken to be waiting until another
+// thread writes. What the futex itself orders is not checked: it orders nothing, the word's
+// atomics do.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -18,18 +23,6 @@
 #include <ws/atomic.hpp>
 #include <ws/model/explore.hpp>
 #include <ws/testing/harness.hpp>
-
-// The futex, as the explorer sees it. The explorer cannot see a thread block in the kernel (and
-// one that did would stop the whole exploration), so in these scenarios the sleep is a wake-up
-// that returns at once, which futex_wait may always do: take_token() then rereads tokens_ in
-// its loop, and the explorer takes a thread that rereads a value it has already read to be
-// waiting until another thread writes. What the futex itself orders is not checked here: it
-// orders nothing (<ws/futex.hpp>), the word's atomics do. These must be declared before
-// parker.hpp, whose calls to ws::futex_wait and ws::futex_wake find them.
-namespace ws {
-inline void futex_wait(ws::model::Atomic<std::uint32_t>&, std::uint32_t) noexcept {}
-inline void futex_wake(ws::model::Atomic<std::uint32_t>&, std::uint32_t) noexcept {}
-}  // namespace ws
 
 #include "parker.hpp"
 
