@@ -20,6 +20,19 @@ struct WorkerIdentity {
 thread_local WorkerIdentity tl_worker;
 // ANCHOR_END: identity
 
+// ./workshop trace: a take from the injector on the timeline for each one that `takes` (a
+// worker's injector_takes) counted since it read `before`; a find_task makes one at most.
+// Returns how many. Only trace builds call it (from a hook in worker_loop).
+[[maybe_unused]] std::uint64_t trace_injector_takes(const std::atomic<std::uint64_t>& takes,
+                                                    std::uint64_t before) noexcept {
+    // relaxed: the calling worker is the counter's only writer; nothing to pair with.
+    const std::uint64_t after = takes.load(std::memory_order_relaxed);
+    for (std::uint64_t take = before; take < after; ++take) {
+        WS_TRACE_EVENT(injector_take);
+    }
+    return after - before;
+}
+
 }  // namespace
 
 ThreadPool::ThreadPool(std::size_t num_workers) : ThreadPool(Config{.num_workers = num_workers}) {}
@@ -84,8 +97,16 @@ void ThreadPool::worker_loop(std::size_t index) {
     XorShift rng(index + 1);  // this worker's own generator: no shared RNG state to fight over
     bool searching = false;
     bool stop_seen = false;  // saw the pool stopping: the draining rule below
+    Worker& me = *workers_[index];
     for (;;) {
-        if (std::unique_ptr<Task> task = find_task(index, rng)) {
+        // ./workshop trace: the takes from the injector are recorded here, read off
+        // injector_takes before and after find_task (as steal() records each visit around
+        // steal_batch), so take_injector and find_task record none themselves. Keep these lines.
+        // relaxed: this worker is the counter's only writer; nothing to pair with.
+        WS_TRACE_LOCAL(takes, me.injector_takes.load(std::memory_order_relaxed));
+        std::unique_ptr<Task> task = find_task(index, rng);
+        WS_TRACE_LOCAL(took [[maybe_unused]], trace_injector_takes(me.injector_takes, takes));
+        if (task) {
             // A searcher that found work stops searching; if it was the last searcher and more
             // work is in sight, the parker wakes another worker to look for it.
             if (searching) parker_.end_search([this] { return has_work_anywhere(); });
@@ -94,7 +115,7 @@ void ThreadPool::worker_loop(std::size_t index) {
             continue;
         }
         if (!searching) {
-            report_finished(*workers_[index]);  // out of work: make pending_ exact first
+            report_finished(me);  // out of work: make pending_ exact first
             // Out of work: count as a searcher, then look everywhere once more. A spawn that
             // sees a searcher relies on it to find its task (see Parker::park()).
             parker_.begin_search();
@@ -123,7 +144,8 @@ std::unique_ptr<Task> ThreadPool::find_task(std::size_t index, XorShift& rng) {
     // TODO(exercise 5): a task injected into a busy pool starts within a bounded number of
     // other tasks, even when the workers' own deques never run dry. Rule: the own deque stays
     // first almost always (it is the cheap, cache-hot path). As given, a busy worker never
-    // looks past its own deque. Checked by Lesson06Ex5.
+    // looks past its own deque. (./workshop trace records the takes from the injector around
+    // this call, in worker_loop: record none here.) Checked by Lesson06Ex5.
     if (auto task = me.deque.pop()) return std::unique_ptr<Task>(*task);  // own, newest first
     if (auto task = take_injector(index)) return task;                    // then work from outside
     return steal(index, rng);  // then other workers' work
@@ -135,8 +157,9 @@ std::unique_ptr<Task> ThreadPool::find_task(std::size_t index, XorShift& rng) {
 // are then ours to pop (or others' to steal) without touching the shared queue again.
 std::unique_ptr<Task> ThreadPool::take_injector(std::size_t index) {
     // TODO(exercise 4): a worker takes work from the injector a batch at a time, counted in
-    // stats().injector_takes. Rule: a lost race is not an empty injector. As given, one task
-    // from the stand-in locked queue. Checked by Lesson06Ex4.
+    // stats().injector_takes (./workshop trace reads that count: record nothing here). Rule: a
+    // lost race is not an empty injector. As given, one task from the stand-in locked queue.
+    // Checked by Lesson06Ex4.
     (void)index;
     // relaxed: only a hint that spares the lock while the queue is empty; the lock decides.
     if (shared_size_.load(std::memory_order_relaxed) == 0) return nullptr;

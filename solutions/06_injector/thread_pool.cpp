@@ -20,6 +20,19 @@ struct WorkerIdentity {
 thread_local WorkerIdentity tl_worker;
 // ANCHOR_END: identity
 
+// ./workshop trace: a take from the injector on the timeline for each one that `takes` (a
+// worker's injector_takes) counted since it read `before`; a find_task makes one at most.
+// Returns how many. Only trace builds call it (from a hook in worker_loop).
+[[maybe_unused]] std::uint64_t trace_injector_takes(const std::atomic<std::uint64_t>& takes,
+                                                    std::uint64_t before) noexcept {
+    // relaxed: the calling worker is the counter's only writer; nothing to pair with.
+    const std::uint64_t after = takes.load(std::memory_order_relaxed);
+    for (std::uint64_t take = before; take < after; ++take) {
+        WS_TRACE_EVENT(injector_take);
+    }
+    return after - before;
+}
+
 }  // namespace
 
 ThreadPool::ThreadPool(std::size_t num_workers) : ThreadPool(Config{.num_workers = num_workers}) {}
@@ -92,8 +105,16 @@ void ThreadPool::worker_loop(std::size_t index) {
     XorShift rng(index + 1);  // this worker's own generator: no shared RNG state to fight over
     bool searching = false;
     bool stop_seen = false;  // saw the pool stopping: the draining rule below
+    Worker& me = *workers_[index];
     for (;;) {
-        if (std::unique_ptr<Task> task = find_task(index, rng)) {
+        // ./workshop trace: the takes from the injector are recorded here, read off
+        // injector_takes before and after find_task (as steal() records each visit around
+        // steal_batch), so take_injector and find_task record none themselves. Keep these lines.
+        // relaxed: this worker is the counter's only writer; nothing to pair with.
+        WS_TRACE_LOCAL(takes, me.injector_takes.load(std::memory_order_relaxed));
+        std::unique_ptr<Task> task = find_task(index, rng);
+        WS_TRACE_LOCAL(took [[maybe_unused]], trace_injector_takes(me.injector_takes, takes));
+        if (task) {
             // A searcher that found work stops searching; if it was the last searcher and more
             // work is in sight, the parker wakes another worker to look for it.
             if (searching) parker_.end_search([this] { return has_work_anywhere(); });
@@ -102,7 +123,7 @@ void ThreadPool::worker_loop(std::size_t index) {
             continue;
         }
         if (!searching) {
-            report_finished(*workers_[index]);  // out of work: make pending_ exact first
+            report_finished(me);  // out of work: make pending_ exact first
             // Out of work: count as a searcher, then look everywhere once more. A spawn that
             // sees a searcher relies on it to find its task (see Parker::park()).
             parker_.begin_search();
@@ -152,7 +173,6 @@ std::unique_ptr<Task> ThreadPool::take_injector(std::size_t index) {
         if (got.is_success()) {
             // relaxed: a counter only this thread writes; stats() reads a snapshot.
             me.injector_takes.fetch_add(1, std::memory_order_relaxed);
-            WS_TRACE_EVENT(injector_take);
             return std::unique_ptr<Task>(got.value());
         }
         if (got.is_empty()) return nullptr;

@@ -212,28 +212,46 @@ class LearnerStealNotesTest(unittest.TestCase):
             self.assertEqual(trace.learner_steal_notes(lesson, [self.OTHER]), ([self.OTHER], []))
 
 
-class LearnerInjectorNotesTest(unittest.TestCase):
-    """In lesson 06 take_injector is the exercise, and only the reference's records its takes:
-    a learner's run that disagrees with stats() there gets a note, not a problem; in the lessons
-    whose given code records them, the disagreement stays a problem."""
+class LearnerInjectorTakesTest(unittest.TestCase):
+    """A learner's pool records its takes from the injector wherever the reference does, so the
+    trace draws the same picture of it: in lesson 06, where take_injector is exercise 4 and
+    find_task exercise 5, the given worker_loop records them, read off injector_takes before and
+    after find_task; the reference has the same hook there and none of its own, so neither
+    records a take twice."""
 
-    TAKES = "injector_takes: stats() says 3201, the trace has 0 before it read and 0 after"
-    OTHER = "tasks per worker: the trace has [1, 2], stats() says [2, 1]"
+    @staticmethod
+    def hooks(folder: Path) -> int:
+        return sum(f.read_text().count("WS_TRACE_EVENT(injector_take")
+                   for f in sorted(folder.glob("*.[ch]pp")))
 
     def test_which_lessons_record_the_learners_injector_takes(self):
         recording = {l.number for l in all_lessons() if trace.records_injector_takes(l)}
-        self.assertEqual(recording, {5, 7, 8, 9})
+        self.assertEqual(recording, {5, 6, 7, 8, 9})
 
-    def test_lesson_06_drops_the_injector_count_with_a_note(self):
+    def test_the_learners_files_record_them_wherever_the_references_do_with_one_hook(self):
+        for lesson in all_lessons():
+            with self.subTest(lesson=lesson.nn):
+                mine = self.hooks(ROOT / "lessons" / lesson.folder)
+                reference = self.hooks(ROOT / "solutions" / lesson.folder)
+                self.assertEqual(mine, reference)
+                self.assertLessEqual(mine, 1)
+
+    def test_lesson_06_records_them_around_find_task_in_the_given_worker_loop(self):
         lesson = next(l for l in all_lessons() if l.number == 6)
-        problems, notes = trace.learner_injector_notes(lesson, [self.TAKES, self.OTHER])
-        self.assertEqual(problems, [self.OTHER])
-        self.assertIn("not on the timeline", " ".join(notes))
-
-    def test_lesson_07_keeps_it(self):
-        lesson = next(l for l in all_lessons() if l.number == 7)
-        self.assertEqual(trace.learner_injector_notes(lesson, [self.TAKES, self.OTHER]),
-                         ([self.TAKES, self.OTHER], []))
+        for side in ("lessons", "solutions"):
+            with self.subTest(side=side):
+                code = (ROOT / side / lesson.folder / "thread_pool.cpp").read_text()
+                loop = code[code.index("void ThreadPool::worker_loop("):
+                            code.index("std::unique_ptr<Task> ThreadPool::find_task(")]
+                before = loop.index("WS_TRACE_LOCAL(takes, me.injector_takes.load(")
+                call = loop.index("= find_task(index, rng);")
+                after = loop.index("trace_injector_takes(me.injector_takes, takes)")
+                self.assertLess(before, call)
+                self.assertLess(call, after)
+                # the exercises' functions record nothing themselves
+                rest = code[code.index("std::unique_ptr<Task> ThreadPool::find_task("):]
+                self.assertNotIn("WS_TRACE_EVENT(injector_take", rest)
+                self.assertNotIn("trace_injector_takes(", rest)
 
 
 class RefusalsTest(unittest.TestCase):

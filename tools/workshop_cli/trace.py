@@ -254,8 +254,7 @@ def run(lesson: Lesson, workload: str | None, workers: int, solution: bool, out_
     print_summary(lanes, end)
     if not solution:
         problems, notes = learner_steal_notes(lesson, problems)
-        problems, more = learner_injector_notes(lesson, problems)
-        for note in notes + more:
+        for note in notes:
             print(f"note: {note}")
     for p in problems:
         print(f"inconsistent: {p}")
@@ -285,26 +284,17 @@ def records_steals(lesson: Lesson) -> bool:
 
 
 def records_injector_takes(lesson: Lesson) -> bool:
-    """Whether the learner's own files of the lesson record takes from the injector (lesson
-    05's given take_shared does, and from lesson 07 on the given take_injector; in lesson 06
-    take_injector is the exercise, and only the reference's has the hook)."""
+    """Whether the learner's own files of the lesson record takes from the injector: lesson
+    05's given take_shared does; in lesson 06, where take_injector is exercise 4 and find_task
+    exercise 5, the given worker_loop does, read off injector_takes before and after find_task;
+    from lesson 07 on the given take_injector. So a learner's takes disagree with stats() only
+    as the reference's would (a tool test keeps every lesson that counts them recording them)."""
     return _learners_files_record(lesson, "injector_take")
 
 
 def _learners_files_record(lesson: Lesson, event: str) -> bool:
     folder = ROOT / "lessons" / lesson.folder
     return any(f"WS_TRACE_EVENT({event}" in f.read_text() for f in sorted(folder.glob("*.[ch]pp")))
-
-
-def learner_injector_notes(lesson: Lesson, problems: list[str]) -> tuple[list[str], list[str]]:
-    """A learner's run whose injector takes disagree with stats(): in a lesson whose learner's
-    files do not record them, not a problem but a note that says why."""
-    if records_injector_takes(lesson) or not any(p.startswith("injector_takes")
-                                                 for p in problems):
-        return problems, []
-    return ([p for p in problems if not p.startswith("injector_takes")],
-            ["your takes from the injector are not on the timeline (take_injector is the "
-             "exercise, and only the reference's records them; stats() counted them)"])
 
 
 def learner_steal_notes(lesson: Lesson, problems: list[str]) -> tuple[list[str], list[str]]:
