@@ -154,3 +154,21 @@ TEST(Lesson00Ex3, FirstExceptionWinsAndIsThenForgotten) {
     EXPECT_NO_THROW(ex.run()) << "an exception is rethrown once, not on every later run()";
     EXPECT_EQ(ran, 1);
 }
+
+TEST(Lesson00Ex3, AnExceptionIsNotLostToARunCalledFromATask) {
+    // A task may call run() (wait_idle()) itself, to finish what is still queued before it goes
+    // on. An exception an earlier task threw is then still kept, and it must come out of one of
+    // the two runs: the inner run() throws it into the task, which lets it go on to the outer.
+    SerialExecutor ex;
+    ex.spawn([] { throw std::runtime_error("first"); });
+    ex.spawn([&ex] { ex.wait_idle(); });
+    try {
+        ex.run();
+        FAIL() << "the first task's exception was lost: the run() called from inside the second "
+                  "task forgot it as it started. Forget an exception when run() rethrows it, not "
+                  "when a run() begins";
+    } catch (const std::runtime_error& e) {
+        EXPECT_STREQ(e.what(), "first");
+    }
+    EXPECT_EQ(ex.pending(), 0u);
+}

@@ -4,7 +4,9 @@
 // another thief gets the lock in between; here that moment is forced instead of hoped for. A
 // lock_guard inside the loop lets go of the lock between two tasks too, but takes it back at
 // once, mostly before the other thief runs: the letting go is seen instead, as the other thief's
-// wake-up (in /proc).
+// wake-up (in /proc). And the half is counted under the same lock as the batch is taken: a count
+// read through size(), which takes the lock and lets go of it, may be stale by the time the
+// batch is taken; that letting go wakes a thief waiting for the lock, and is seen the same way.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -148,6 +150,140 @@ TEST(Lesson03Ex1, NoOtherThiefTakesATaskFromTheMiddleOfABatch) {
     EXPECT_EQ(state->log, (std::vector<int>{0, 1}))
         << "the batch is not the two oldest tasks: another thief took one from the middle of it. "
            "One visit, one lock: take the whole batch out under a single lock";
+    state->log.clear();
+    ASSERT_TRUE(state->cut.has_value());
+    (*state->cut)();
+    EXPECT_EQ(state->log, (std::vector<int>{2})) << "the second thief must get the next oldest";
+    EXPECT_EQ(state->queue.size(), 1u);
+}
+
+namespace {
+
+// What the test below shares with its three threads and with the two tasks whose moves it
+// watches. Shared through a shared_ptr: a thread that never returns keeps it alive.
+struct Recount {
+    WorkerQueue queue;
+    std::vector<int> log;  // what the tasks ran, in order
+    std::vector<Task> batch;
+    std::optional<Task> cut;  // what the second thief's steal_one took
+    std::atomic<ThreadId> owner{0};
+    std::atomic<ThreadId> thief{0};
+    std::atomic<ThreadId> other{0};
+    std::atomic<bool> holding{false};  // the owner's pop is stopped inside a move, under the lock
+    std::atomic<bool> release{false};
+    std::atomic<long> other_sleeps{-1};    // the second thief's sleeps, once blocked on the lock
+    std::atomic<bool> first_moved{false};  // the oldest task moved on the thief's thread
+    std::atomic<bool> other_woken{false};  // ... and by then the second thief had been woken
+};
+
+// The newest task: the owner's pop moves it out under the queue's lock, and waits inside that
+// move until the test releases it.
+struct HeldByTheOwner {
+    Recount* state;
+
+    explicit HeldByTheOwner(Recount* s) : state(s) {}
+    HeldByTheOwner(HeldByTheOwner&& other) noexcept : state(std::exchange(other.state, nullptr)) {
+        if (!state || state->owner.load() != ws::testing::current_thread_id() ||
+            state->holding.exchange(true)) {
+            return;
+        }
+        ws::testing::wait_until([&] { return state->release.load(); }, 10s * slowdown());
+    }
+    HeldByTheOwner& operator=(HeldByTheOwner&&) = delete;
+    void operator()() const {}
+};
+
+// The oldest task. Its first move on the thief's thread is the first move of the batch, under
+// the lock the batch is taken under: whether the second thief has been woken since it was seen
+// waiting for the lock says whether the thief let go of the lock after it got it.
+struct FirstOfTheBatch {
+    Recount* state;
+
+    explicit FirstOfTheBatch(Recount* s) : state(s) {}
+    FirstOfTheBatch(FirstOfTheBatch&& other) noexcept : state(std::exchange(other.state, nullptr)) {
+        if (!state || state->thief.load() != ws::testing::current_thread_id() ||
+            state->first_moved.exchange(true)) {
+            return;
+        }
+        state->other_woken =
+            !ws::testing::still_asleep_since(state->other.load(), state->other_sleeps.load());
+    }
+    FirstOfTheBatch& operator=(FirstOfTheBatch&&) = delete;
+    void operator()() const { state->log.push_back(0); }
+};
+
+}  // namespace
+
+TEST(Lesson03Ex1, TheHalfIsCountedUnderTheLockTheBatchIsTakenUnder) {
+    // Five tasks, 0 the oldest, 4 the newest. The owner's pop of task 4 stops inside its move,
+    // holding the queue's lock; the thief's steal_half, then a second thief's steal_one, wait for
+    // that lock; the owner lets go. The thief, the first to wait, gets the lock (a mutex's unlock
+    // wakes one waiter, the one that has waited longest). One lock from count to batch: the thief
+    // counts 4 tasks, takes 0 and 1, and only then wakes the second thief, who takes 2. A count
+    // taken under a lock of its own (size()) lets go of the lock before the batch is taken, and
+    // that unlock wakes the second thief, free from then on to take tasks the thief has counted:
+    // the thief's count is stale, and its batch may be more than half of what is left.
+    if (!ws::testing::kCanSteerThreads) GTEST_SKIP() << "needs Linux (/proc)";
+    using ws::testing::DetachedCall;
+    auto state = std::make_shared<Recount>();
+    state->queue.push(FirstOfTheBatch(state.get()));
+    for (int i = 1; i <= 3; ++i)
+        state->queue.push([log = &state->log, i] { log->push_back(i); });
+    state->queue.push(HeldByTheOwner(state.get()));
+    struct ReleaseAtExit {  // whatever happens below, the owner lets go before the test returns
+        Recount& state;
+        ~ReleaseAtExit() { state.release = true; }
+    } release_at_exit{*state};
+
+    DetachedCall owner([state] {
+        state->owner = ws::testing::current_thread_id();
+        (void)state->queue.pop();
+    });
+    ASSERT_TRUE(ws::testing::wait_until([&] { return state->holding.load(); }, 10s * slowdown()))
+        << "the owner's pop did not move its task";
+    DetachedCall thief([state] {
+        state->thief = ws::testing::current_thread_id();
+        state->batch = state->queue.steal_half();
+    });
+    ASSERT_TRUE(ws::testing::wait_until(
+        [&] {
+            const ThreadId tid = state->thief.load();
+            return (tid != 0 && ws::testing::blocked_on_futex(tid)) || thief.wait_for(0ms);
+        },
+        10s * slowdown()));
+    if (thief.wait_for(0ms)) {
+        if (const auto error = thief.error()) std::rethrow_exception(error);
+        FAIL() << "steal_half returned while the owner held the queue's lock: does it lock it?";
+    }
+    ASSERT_TRUE(ws::testing::wait_until_all({state->thief.load()}, ws::testing::blocked_on_futex,
+                                            10s * slowdown()))
+        << "steal_half did not wait for the queue's lock, which the owner holds";
+    DetachedCall other([state] {
+        state->other = ws::testing::current_thread_id();
+        state->cut = state->queue.steal_one();
+    });
+    ASSERT_TRUE(
+        ws::testing::wait_until([&] { return state->other.load() != 0; }, 10s * slowdown()));
+    ASSERT_TRUE(ws::testing::wait_until_all({state->other.load()}, ws::testing::blocked_on_futex,
+                                            10s * slowdown()))
+        << "steal_one did not wait for the queue's lock, which the owner holds";
+    state->other_sleeps = ws::testing::sleeps_so_far(state->other.load());
+    state->release = true;
+    ASSERT_TRUE(owner.wait_for(10s * slowdown())) << "the owner's pop never returned";
+    ASSERT_TRUE(thief.wait_for(10s * slowdown())) << "steal_half never returned";
+    ASSERT_TRUE(other.wait_for(10s * slowdown())) << "steal_one never returned";
+    if (const auto error = thief.error()) std::rethrow_exception(error);
+
+    EXPECT_FALSE(state->other_woken.load())
+        << "the second thief, waiting for the queue's lock, was woken before steal_half took its "
+           "first task: steal_half let go of the lock after counting (size() takes the lock "
+           "itself?), and from then on its count could be stale. Count and take the batch under "
+           "one lock";
+    for (Task& task : state->batch)
+        task();
+    EXPECT_EQ(state->log, (std::vector<int>{0, 1}))
+        << "the batch is not the two oldest of the four tasks left: the second thief took one "
+           "between steal_half's count and its batch. Count and take the batch under one lock";
     state->log.clear();
     ASSERT_TRUE(state->cut.has_value());
     (*state->cut)();
