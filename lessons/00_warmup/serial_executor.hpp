@@ -19,7 +19,10 @@ class SerialExecutor {
 
     // Runs queued tasks, oldest first, until the queue is empty — including the tasks that
     // running tasks spawn. If tasks threw, every other task still runs; then the first
-    // exception is rethrown (and forgotten, so the executor can be used again).
+    // exception is rethrown (and forgotten, so the executor can be used again). A task may
+    // call run() itself, to finish what is queued before it goes on; an exception kept from an
+    // earlier task then comes out of that inner run(). (Lesson 01's pool refuses wait_idle
+    // from inside its tasks: there the task would wait for itself.)
     void run();
 
     // The name later pools use for "run until everything is done".
