@@ -7,6 +7,9 @@ is marked reliable, it copies the source tree to a temporary directory (sharing 
 the real build directories), applies the patch to the copy with `patch -p1`, builds only that
 lesson's solution tests with the patch's CMake preset, runs the named test and checks that it
 FAILS. It exits non-zero if a patch does not apply, does not build, or leaves its test green.
+The gate works in two copies at once (`--jobs`), each lesson's patches in one: a patch's
+rebuild is mostly one compiler process, which leaves the second core idle. The tests still run
+one at a time, each beside the busy processes, with the other copy's build stopped meanwhile.
 
 Patches marked `reliable = false` (a bug that this hardware or ThreadSanitizer cannot show
 every time) are not gated; `--measure N` runs any patch's test N times, one process each, and
@@ -21,12 +24,15 @@ Python 3.11+ standard library only.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tomllib
 from dataclasses import dataclass
@@ -86,11 +92,14 @@ def say(message: str) -> None:
     print(message, flush=True)
 
 
+def build_env(env: dict | None = None) -> dict:
+    return {**os.environ, "CMAKE_BUILD_PARALLEL_LEVEL": os.environ.get(
+        "CMAKE_BUILD_PARALLEL_LEVEL", "2"), **(env or {})}
+
+
 def run(cmd: list[str], cwd: Path, env: dict | None = None,
         timeout: float | None = None) -> subprocess.CompletedProcess:
-    full_env = {**os.environ, "CMAKE_BUILD_PARALLEL_LEVEL": os.environ.get(
-        "CMAKE_BUILD_PARALLEL_LEVEL", "2"), **(env or {})}
-    return subprocess.run(cmd, cwd=cwd, env=full_env, text=True, capture_output=True,
+    return subprocess.run(cmd, cwd=cwd, env=build_env(env), text=True, capture_output=True,
                           timeout=timeout, check=False)
 
 
@@ -102,9 +111,10 @@ class Sandbox:
     """A copy of the source tree with one build directory per preset, where patches are applied
     one at a time (and taken back out) so that each build only recompiles what a patch touches."""
 
-    def __init__(self, keep: bool) -> None:
+    def __init__(self, keep: bool, pauser: "Pauser | None" = None) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="ws-break-it-"))
         self.keep = keep
+        self.pauser = pauser
         for name in COPY:
             src = ROOT / name
             if src.is_dir():
@@ -113,6 +123,9 @@ class Sandbox:
             elif src.exists():
                 shutil.copy2(src, self.dir / name)
         self.configured: set[str] = set()
+
+    def run_build(self, cmd: list[str]) -> subprocess.CompletedProcess:
+        return self.pauser.run(cmd, self.dir) if self.pauser else run(cmd, self.dir)
 
     def close(self) -> None:
         if self.keep:
@@ -135,18 +148,18 @@ class Sandbox:
             # Only the lessons' tests: no benchmarks, whatever the preset says.
             # One test program per test file too (WS_TEST_PER_FILE): a patch then rebuilds only
             # the file that holds its test, not every test of the lesson.
-            r = run(["cmake", "--preset", preset, "-DWS_BUILD_BENCHMARKS=OFF",
-                     "-DWS_TEST_PER_FILE=ON"], self.dir)
+            r = self.run_build(["cmake", "--preset", preset, "-DWS_BUILD_BENCHMARKS=OFF",
+                                "-DWS_TEST_PER_FILE=ON"])
             if r.returncode != 0:
                 raise Failure(f"configuring the '{preset}' copy failed:\n{r.stdout[-3000:]}"
                               f"{r.stderr[-3000:]}")
             self.configured.add(preset)
         bdir = self.dir / "build" / preset
         narrow = self.per_file_target(patch, target)
-        if narrow and run(["cmake", "--build", str(bdir), "--target", narrow],
-                          self.dir).returncode == 0:
+        if narrow and self.run_build(["cmake", "--build", str(bdir), "--target",
+                                      narrow]).returncode == 0:
             return bdir / narrow
-        r = run(["cmake", "--build", str(bdir), "--target", target], self.dir)
+        r = self.run_build(["cmake", "--build", str(bdir), "--target", target])
         if r.returncode != 0:
             raise Failure(f"{patch.name} does not build with the '{preset}' preset:\n"
                           f"{(r.stdout + r.stderr)[-4000:]}")
@@ -209,63 +222,186 @@ class BusyLoad:
         self.procs.clear()
 
 
-def gate(patches: list[Patch], keep: bool, load: bool = True) -> int:
+class Pauser:
+    """Two sandboxes build at once (a patch's rebuild is mostly one compiler process, so it
+    leaves the second core idle), but a gated test must run beside the busy processes alone:
+    while one runs, every build of the other sandbox is stopped (SIGSTOP to its process group)
+    and none starts, so each test sees the same machine as with one sandbox."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.testing = False
+        self.builds: set[int] = set()  # process groups of the builds running now
+
+    def run(self, cmd: list[str], cwd: Path) -> subprocess.CompletedProcess:
+        """run() for a build step, in a process group of its own that a test can stop."""
+        with self.cond:  # started only while no test runs, and known before one can start
+            self.cond.wait_for(lambda: not self.testing)
+            proc = subprocess.Popen(cmd, cwd=cwd, env=build_env(), text=True,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    start_new_session=True)
+            self.builds.add(proc.pid)
+        try:
+            out, err = proc.communicate()
+        finally:
+            with self.cond:
+                self.builds.discard(proc.pid)
+        return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+    def kill_all(self) -> None:
+        """On an interrupt: no build of ours outlives the gate, stopped or not."""
+        with self.cond:
+            for pgid in self.builds:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(pgid, signal.SIGKILL)
+                    os.killpg(pgid, signal.SIGCONT)
+
+    @contextlib.contextmanager
+    def alone(self):
+        with self.cond:
+            self.cond.wait_for(lambda: not self.testing)
+            self.testing = True
+            for pgid in self.builds:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(pgid, signal.SIGSTOP)
+            wait_stopped(self.builds)
+        try:
+            yield
+        finally:
+            with self.cond:
+                for pgid in self.builds:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(pgid, signal.SIGCONT)
+                self.testing = False
+                self.cond.notify_all()
+
+
+def wait_stopped(groups: set[int], timeout: float = 2.0) -> None:
+    """Until every process of these process groups has stopped (a signal is delivered
+    asynchronously: a compiler may still run for a moment after SIGSTOP)."""
+    deadline = time.monotonic() + timeout
+    while groups and time.monotonic() < deadline:
+        running = False
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # it has exited
+            if int(fields[2]) in groups and fields[0] not in "TtZX":
+                running = True
+                break
+        if not running:
+            return
+        time.sleep(0.002)
+
+
+def split_by_lesson(checks: list[tuple[Patch, bool]], ways: int) -> list[list[tuple[Patch, bool]]]:
+    """The checks in `ways` lists, each lesson's checks in one (a sandbox builds a lesson's
+    library once, then only what each patch changes), the lists about equally long."""
+    by_lesson: dict[str, list[tuple[Patch, bool]]] = {}
+    for check in checks:
+        by_lesson.setdefault(check[0].lesson, []).append(check)
+    lists: list[list[tuple[Patch, bool]]] = [[] for _ in range(ways)]
+    for lesson in sorted(by_lesson, key=lambda l: -len(by_lesson[l])):
+        min(lists, key=len).extend(by_lesson[lesson])
+    return [sorted(l, key=lambda c: (c[1], c[0].preset, c[0].lesson)) for l in lists if l]
+
+
+def gate(patches: list[Patch], keep: bool, load: bool = True, jobs: int = 1) -> int:
     reliable = [p for p in patches if p.reliable]
     skipped = [p for p in patches if not p.reliable and not p.explorer]
     explored = [p for p in patches if p.explorer]
-    problems = []
+    problems: list[str] = []
     started = time.monotonic()
-    box = Sandbox(keep)
-    try:
-        def patched_run(patch: Patch, target: str, preset: str, test: str, repeat: int,
-                        busy: bool) -> bool | None:
-            """Applies the patch, builds `target`, runs `test`; True if it failed (caught),
-            None if the patch could not be applied or built (recorded as a problem)."""
-            try:
-                box.apply(patch)
-                try:
-                    exe = box.build(patch, target, preset)
-                    with BusyLoad(busy):
-                        failed, _detail = box.run_test(patch, exe, repeat, test)
-                finally:
-                    box.apply(patch, reverse=True)
-            except Failure as e:
-                problems.append(str(e))
-                say(f"ERROR {patch.name}: {str(e).splitlines()[0]}")
-                return None
-            return failed
+    spent = {"build": 0.0, "test": 0.0}  # summed over the sandboxes (the summary says)
+    pauser = Pauser()
+    lock = threading.Lock()
 
-        for patch in sorted(reliable, key=lambda p: p.preset):
-            t0 = time.monotonic()
-            failed = patched_run(patch, patch.target, patch.preset, patch.test, patch.repeat, load)
-            took = f"{time.monotonic() - t0:.0f} s"
-            if failed:
-                say(f"ok    {patch.name}: {patch.test} fails ({patch.preset}, {took})")
-            elif failed is not None:
-                problems.append(f"{patch.name}: {patch.test} still passes with the bug in "
-                                f"({patch.preset} build, {patch.repeat} run(s)): the chapter's "
-                                "claim is no longer true")
-                say(f"FAIL  {patch.name}: {patch.test} passes with the bug in ({took})")
-        # The explorer's verdict does not depend on the machine: every patch that names an
-        # explorer test is gated by it, reliable or not (one default build, no busy load needed).
-        for patch in explored:
-            t0 = time.monotonic()
-            failed = patched_run(patch, patch.explorer_target, "default", patch.explorer, 1, False)
-            took = f"{time.monotonic() - t0:.0f} s"
-            if failed:
-                say(f"ok    {patch.name}: {patch.explorer} fails (explorer, {took})")
-            elif failed is not None:
-                problems.append(f"{patch.name}: the explorer test {patch.explorer} passes with "
-                                "the bug in")
-                say(f"FAIL  {patch.name}: {patch.explorer} passes with the bug in ({took})")
+    def patched_run(box: Sandbox, patch: Patch, explorer: bool) -> bool | None:
+        """Applies the patch, builds its test, runs it; True if it failed (caught), None if
+        the patch could not be applied or built (recorded as a problem)."""
+        if explorer:
+            target, preset, test, repeat = patch.explorer_target, "default", patch.explorer, 1
+        else:
+            target, preset, test, repeat = patch.target, patch.preset, patch.test, patch.repeat
+        try:
+            box.apply(patch)
+            try:
+                t0 = time.monotonic()
+                exe = box.build(patch, target, preset)
+                t1 = time.monotonic()
+                # The explorer's verdict does not depend on the machine: no busy load. It is
+                # alone all the same, so that no loaded test runs beside it.
+                with pauser.alone(), BusyLoad(load and not explorer):
+                    failed, _detail = box.run_test(patch, exe, repeat, test)
+                with lock:
+                    spent["build"] += t1 - t0
+                    spent["test"] += time.monotonic() - t1
+            finally:
+                box.apply(patch, reverse=True)
+        except Failure as e:
+            problems.append(str(e))
+            say(f"ERROR {patch.name}: {str(e).splitlines()[0]}")
+            return None
+        return failed
+
+    stop = threading.Event()
+
+    def work(checks: list[tuple[Patch, bool]]) -> None:
+        try:
+            check_all(checks)
+        except Exception as e:  # a thread's exception would otherwise pass the gate unseen
+            problems.append(f"break-it itself failed: {e!r}")
+            say(f"ERROR {e!r}")
+
+    def check_all(checks: list[tuple[Patch, bool]]) -> None:
+        box = Sandbox(keep, pauser if jobs > 1 else None)
+        try:
+            for patch, explorer in checks:
+                if stop.is_set():
+                    break
+                t0 = time.monotonic()
+                failed = patched_run(box, patch, explorer)
+                took = f"{time.monotonic() - t0:.0f} s"
+                test = patch.explorer if explorer else patch.test
+                kind = "explorer" if explorer else patch.preset
+                if failed:
+                    say(f"ok    {patch.name}: {test} fails ({kind}, {took})")
+                elif failed is not None and explorer:
+                    problems.append(f"{patch.name}: the explorer test {test} passes with the "
+                                    "bug in")
+                    say(f"FAIL  {patch.name}: {test} passes with the bug in ({took})")
+                elif failed is not None:
+                    problems.append(f"{patch.name}: {test} still passes with the bug in "
+                                    f"({patch.preset} build, {patch.repeat} run(s)): the "
+                                    "chapter's claim is no longer true")
+                    say(f"FAIL  {patch.name}: {test} passes with the bug in ({took})")
+        finally:
+            box.close()
+
+    # Every patch that names an explorer test is gated by it, reliable or not.
+    checks = [(p, False) for p in reliable] + [(p, True) for p in explored]
+    lists = split_by_lesson(checks, max(1, jobs))
+    threads = [threading.Thread(target=work, args=(l,), daemon=True) for l in lists[1:]]
+    for t in threads:
+        t.start()
+    try:
+        if lists:
+            work(lists[0])
+    except BaseException:  # Ctrl-C: stop the other sandboxes too
+        stop.set()
+        pauser.kill_all()
+        raise
     finally:
-        box.close()
+        for t in threads:
+            t.join()
     for p in skipped:
         say(f"skip  {p.name}: not reliable on this hardware (see manifest.toml), not gated")
     loaded = f", each test run beside {os.cpu_count() or 2} busy processes" if load else ""
     gated = len(reliable) + len(explored)
     say(f"break-it: {gated - len(problems)} of {gated} gated checks make their test fail "
-        f"({len(reliable)} tests{loaded}; {len(explored)} explorer tests) "
+        f"({len(reliable)} tests{loaded}; {len(explored)} explorer tests; {len(lists)} "
+        f"sandbox(es), building {spent['build']:.0f} s, testing {spent['test']:.0f} s) "
         f"({time.monotonic() - started:.0f} s)")
     if problems:
         say("\n".join(problems))
@@ -314,6 +450,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--loaded", action="store_true",
                     help="with --measure: run beside one busy process per core (the gate "
                          "always does)")
+    ap.add_argument("--jobs", type=int, default=2, metavar="N",
+                    help="the gate: N sandboxes building at once (default 2; the tests still "
+                         "run one at a time, the other sandboxes' builds stopped meanwhile)")
     ap.add_argument("--quiet-machine", action="store_true",
                     help="gate without the busy processes (not what CI does)")
     args = ap.parse_args(argv)
@@ -332,7 +471,7 @@ def main(argv: list[str]) -> int:
             p.test = args.test
     if args.measure:
         return measure(patches, args.measure, args.preset, args.keep, args.loaded)
-    return gate(patches, args.keep, load=not args.quiet_machine)
+    return gate(patches, args.keep, load=not args.quiet_machine, jobs=args.jobs)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,8 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import unittest
 from pathlib import Path
 
@@ -85,6 +87,53 @@ class BreakItCommandTest(unittest.TestCase):
             self.assertEqual(len(load.procs), __import__("os").cpu_count() or 2)
             self.assertTrue(all(p.poll() is None for p in load.procs))
         self.assertEqual(load.procs, [])
+
+
+class TwoSandboxesTest(unittest.TestCase):
+    """The gate builds in two sandboxes at once, but runs one test at a time, the other
+    sandbox's builds stopped meanwhile: each test sees the machine a single sandbox gave it."""
+
+    @staticmethod
+    def state(pid):
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+    def test_a_lessons_checks_stay_in_one_list_and_the_lists_are_about_equal(self):
+        def check(lesson, n):
+            return (break_it.Patch(lesson, ROOT, Path(f"{n}.patch"), "A.B", "default", True, 1),
+                    False)
+        checks = [check("01", i) for i in range(5)] + [check("02", i) for i in range(3)] + \
+                 [check("03", i) for i in range(3)]
+        lists = break_it.split_by_lesson(checks, 2)
+        self.assertEqual(sorted(len(l) for l in lists), [5, 6])
+        for l in lists:
+            lessons = {c[0].lesson for c in l}
+            for lesson in lessons:
+                self.assertEqual(sum(c[0].lesson == lesson for c in l),
+                                 sum(c[0].lesson == lesson for c in checks))
+        self.assertEqual(len(break_it.split_by_lesson(checks[:2], 2)), 1)
+
+    def test_a_build_is_stopped_while_a_test_runs_and_none_starts(self):
+        pauser = break_it.Pauser()
+        results = {}
+        slow = threading.Thread(target=lambda: results.setdefault(
+            "slow", pauser.run(["sh", "-c", "sleep 1; echo slow"], ROOT)))
+        slow.start()
+        deadline = time.monotonic() + 10
+        while not pauser.builds and time.monotonic() < deadline:
+            time.sleep(0.01)
+        (pid,) = pauser.builds
+        with pauser.alone():
+            self.assertEqual(self.state(pid), "T")
+            late = threading.Thread(target=lambda: results.setdefault(
+                "late", pauser.run(["echo", "late"], ROOT)))
+            late.start()
+            time.sleep(0.3)
+            self.assertNotIn("late", results)  # it waits for the test to end
+        self.assertNotEqual(self.state(pid), "T")
+        slow.join(10)
+        late.join(10)
+        self.assertEqual(results["slow"].stdout, "slow\n")
+        self.assertEqual(results["late"].stdout, "late\n")
 
 
 class GateTest(unittest.TestCase):
