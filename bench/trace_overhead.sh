@@ -111,7 +111,7 @@ nothing() {
             mkdir -p "$work/$copy/$lesson"
             cp "$dir"/*.cpp "$dir"/*.hpp "$work/$copy/$lesson/"
         done
-        sed -i -E 's/WS_TRACE_(EVENT|WORKER|LOCAL)\([^;]*\);//' "$work/b/$lesson"/*.?pp
+        sed -i -E 's/WS_TRACE_(EVENT|WORKER|LOCAL|DO)\([^;]*\);//' "$work/b/$lesson"/*.?pp
         if grep -q 'WS_TRACE_' "$work/b/$lesson"/*.?pp; then
             echo "$lesson: a hook the script could not delete" >&2
             failed=1

@@ -22,15 +22,14 @@ thread_local WorkerIdentity tl_worker;
 
 // ./workshop trace: a take from the injector on the timeline for each one that `takes` (a
 // worker's injector_takes) counted since it read `before`; a find_task makes one at most.
-// Returns how many. Only trace builds call it (from a hook in worker_loop).
-[[maybe_unused]] std::uint64_t trace_injector_takes(const std::atomic<std::uint64_t>& takes,
-                                                    std::uint64_t before) noexcept {
+// Only trace builds call it (the hook in worker_loop).
+[[maybe_unused]] void trace_injector_takes(const std::atomic<std::uint64_t>& takes,
+                                           std::uint64_t before) noexcept {
     // relaxed: the calling worker is the counter's only writer; nothing to pair with.
     const std::uint64_t after = takes.load(std::memory_order_relaxed);
     for (std::uint64_t take = before; take < after; ++take) {
         WS_TRACE_EVENT(injector_take);
     }
-    return after - before;
 }
 
 }  // namespace
@@ -105,7 +104,7 @@ void ThreadPool::worker_loop(std::size_t index) {
         // relaxed: this worker is the counter's only writer; nothing to pair with.
         WS_TRACE_LOCAL(takes, me.injector_takes.load(std::memory_order_relaxed));
         std::unique_ptr<Task> task = find_task(index, rng);
-        WS_TRACE_LOCAL(took [[maybe_unused]], trace_injector_takes(me.injector_takes, takes));
+        WS_TRACE_DO(trace_injector_takes(me.injector_takes, takes));
         if (task) {
             // A searcher that found work stops searching; if it was the last searcher and more
             // work is in sight, the parker wakes another worker to look for it.

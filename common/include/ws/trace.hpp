@@ -205,13 +205,16 @@ void write_chrome_trace(std::ostream& out, const Recorder& recorder, std::string
 // WS_TRACE_LOCAL(name, expression): a constant only trace builds have, for an event that needs
 // a value from before the code it records (WS_TRACE_LOCAL(before, counter.load(...)); ...
 // WS_TRACE_EVENT(steal, victim, counter.load(...) - before);). Elsewhere the expression is not
-// even evaluated, and the line declares nothing.
+// even evaluated, and the line declares nothing. WS_TRACE_DO(expression): an expression only
+// trace builds evaluate, for a hook too long for one event (a helper that records several).
 #if defined(WS_TRACE) && WS_TRACE
 #define WS_TRACE_WORKER(index) ::ws::trace::attach_worker(index)
 #define WS_TRACE_EVENT(...) ::ws::trace::record(::ws::trace::What::__VA_ARGS__)
 #define WS_TRACE_LOCAL(name, ...) const auto name = (__VA_ARGS__)
+#define WS_TRACE_DO(...) (__VA_ARGS__)
 #else
 #define WS_TRACE_WORKER(index) ((void)0)
 #define WS_TRACE_EVENT(...) ((void)0)
 #define WS_TRACE_LOCAL(name, ...) static_assert(true)
+#define WS_TRACE_DO(...) ((void)0)
 #endif
