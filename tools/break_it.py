@@ -456,6 +456,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--quiet-machine", action="store_true",
                     help="gate without the busy processes (not what CI does)")
     args = ap.parse_args(argv)
+    if args.jobs < 1:
+        ap.error(f"--jobs must be at least 1, not {args.jobs}")
     patches = load_patches()
     if args.lesson:
         patches = [p for p in patches if p.lesson == f"{int(args.lesson):02d}"]
