@@ -283,15 +283,6 @@ def records_steals(lesson: Lesson) -> bool:
     return _learners_files_record(lesson, "steal")
 
 
-def records_injector_takes(lesson: Lesson) -> bool:
-    """Whether the learner's own files of the lesson record takes from the injector: lesson
-    05's given take_shared does; in lesson 06, where take_injector is exercise 4 and find_task
-    exercise 5, the given worker_loop does, read off injector_takes before and after find_task;
-    from lesson 07 on the given take_injector. So a learner's takes disagree with stats() only
-    as the reference's would (a tool test keeps every lesson that counts them recording them)."""
-    return _learners_files_record(lesson, "injector_take")
-
-
 def _learners_files_record(lesson: Lesson, event: str) -> bool:
     folder = ROOT / "lessons" / lesson.folder
     return any(f"WS_TRACE_EVENT({event}" in f.read_text() for f in sorted(folder.glob("*.[ch]pp")))
