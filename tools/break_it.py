@@ -440,7 +440,7 @@ def measure(patches: list[Patch], runs: int, preset: str | None, keep: bool,
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", help="only patches whose file name starts with this, e.g. 05")
-    ap.add_argument("--lesson", help="only this lesson's patches, e.g. 04")
+    ap.add_argument("--lesson", help="only these lessons' patches, e.g. 04 or 03,07")
     ap.add_argument("--measure", type=int, metavar="N",
                     help="run each patch's test N times and print how often it failed")
     ap.add_argument("--preset", choices=["default", "tsan", "asan"],
@@ -460,7 +460,11 @@ def main(argv: list[str]) -> int:
         ap.error(f"--jobs must be at least 1, not {args.jobs}")
     patches = load_patches()
     if args.lesson:
-        patches = [p for p in patches if p.lesson == f"{int(args.lesson):02d}"]
+        try:
+            lessons = {f"{int(n):02d}" for n in args.lesson.split(",")}
+        except ValueError:
+            ap.error(f"--lesson takes lesson numbers separated by commas, not {args.lesson!r}")
+        patches = [p for p in patches if p.lesson in lessons]
     if args.only:
         patches = [p for p in patches if p.name.startswith(args.only)]
     if not patches:
