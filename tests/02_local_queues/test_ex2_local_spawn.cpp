@@ -213,10 +213,13 @@ TEST(Lesson02Ex2, TheDestructorRunsEveryTaskQueuedWhenItStarts) {
     // anywhere: not when its own queue is empty. That the children really wait on the workers'
     // own queues is checked too: the first child to run after the release is the newest child
     // of the parent that ran on the same worker (before the release no worker looks for work,
-    // so the first to look finds its own queue whole, and takes its newest task).
+    // so the first to look finds its own queue whole, and takes its newest task). The parents
+    // spawn their children only once both are running: a child spawned while the other worker
+    // still looked for its parent could be stolen by it (seen under load: child 0, stolen).
     if (!ws::testing::kCanSteerThreads) GTEST_SKIP() << "needs Linux (/proc)";
     constexpr int kChildren = 10;
     struct Shared {
+        std::atomic<int> arrived{0};  // parents running, before spawning their children
         std::atomic<int> started{0};
         std::atomic<bool> release{false};
         std::atomic<int> ran{0};
@@ -229,6 +232,10 @@ TEST(Lesson02Ex2, TheDestructorRunsEveryTaskQueuedWhenItStarts) {
     auto pool = std::make_unique<ThreadPool>(2);
     for (int b = 0; b < 2; ++b) {
         pool->spawn([&pool = *pool, shared, b] {
+            shared->arrived.fetch_add(1);
+            // Each parent blocks its worker here until the other arrives: then both workers are
+            // busy in a parent, and none looks for work while the children are spawned.
+            wait_until([&] { return shared->arrived.load() == 2; }, 10s * slowdown());
             shared->parent_thread[b] = std::this_thread::get_id();
             for (int i = 0; i < kChildren; ++i) {
                 pool.spawn([shared, b, i] {
