@@ -197,6 +197,39 @@ TEST(Lesson08Ex4, TheFirstExceptionIsRethrownOnce) {
     EXPECT_LE(ran.load(), 100);
 }
 
+TEST(Lesson08Ex4, ARunAfterAFailedOneReturnsWithinTwoSeconds) {
+    // a -> b -> c, and a throws: b and c are skipped. In the next run a does not throw, and all
+    // three run. Bounded: a node that the failed run skipped, and whose counter was not given
+    // back, is never released, and the second run never ends.
+    auto pool = std::make_unique<ThreadPool>(2);
+    auto graph = std::make_unique<TaskGraph>();
+    static std::atomic<int> ran{0};  // static: a run that hangs outlives the test
+    static std::atomic<bool> fail{true};
+    ran = 0;
+    fail = true;
+    Node a = graph->emplace([] {
+        ran.fetch_add(1);
+        if (fail.load()) throw std::runtime_error("a failed");
+    });
+    Node b = graph->emplace([] { ran.fetch_add(1); });
+    Node c = graph->emplace([] { ran.fetch_add(1); });
+    a.precede(b);
+    b.precede(c);
+    lesson08_test::RunOutcome outcome;
+    ASSERT_TRUE(run_returns_within(pool, graph, outcome)) << "the failing run did not return";
+    ASSERT_TRUE(outcome.threw) << "run() returned normally although a node threw";
+    EXPECT_EQ(outcome.what, "a failed");
+    EXPECT_EQ(ran.load(), 1) << "nodes after the one that threw ran";
+    ran = 0;
+    fail = false;
+    outcome = {};
+    ASSERT_TRUE(run_returns_within(pool, graph, outcome))
+        << "the run after a failed one did not return (" << ran.load()
+        << " of 3 nodes ran): the nodes the failed run skipped need their counters back too";
+    EXPECT_FALSE(outcome.threw) << outcome.what;
+    EXPECT_EQ(ran.load(), 3);
+}
+
 TEST(Lesson08Ex4, NothingRunsTwiceAndNothingIsLostWhenANodeThrows) {
     // A random DAG with one node that throws: every node runs at most once, none of the
     // thrower's descendants runs, and the graph runs in full next time.
