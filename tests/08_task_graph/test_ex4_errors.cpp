@@ -12,6 +12,8 @@
 #include <vector>
 
 #include <ws/testing/harness.hpp>
+#include <ws/testing/thread_state.hpp>
+#include <ws/testing/wait.hpp>
 
 #include "exercises.hpp"
 #include "helpers.hpp"
@@ -195,6 +197,43 @@ TEST(Lesson08Ex4, TheFirstExceptionIsRethrownOnce) {
     EXPECT_THROW(run(pool, graph), std::runtime_error);
     EXPECT_GE(ran.load(), 1);
     EXPECT_LE(ran.load(), 100);
+}
+
+TEST(Lesson08Ex4, TheFirstExceptionIsKeptWhenAnotherNodeThrowsLater) {
+    // Two sources, running at once on the two workers (each waits until the other has started,
+    // so neither is skipped): `first` throws; `second` throws only once first's worker has gone
+    // to sleep (it found no more work and parked, long after it kept first's exception). run()
+    // must rethrow the first exception, not the later one.
+    ThreadPool pool(2);
+    TaskGraph graph;
+    std::atomic<ws::testing::ThreadId> first_worker{0};
+    std::atomic<bool> second_started{false};
+    bool forced = false;  // written by `second`, read after run(): run() orders it
+    const auto bound = std::chrono::seconds(5) * ws::testing::slowdown();
+    graph.emplace([&] {
+        first_worker.store(ws::testing::current_thread_id());
+        ws::testing::wait_until([&] { return second_started.load(); }, bound);
+        throw std::runtime_error("first");
+    });
+    graph.emplace([&] {
+        second_started.store(true);
+        ws::testing::wait_until([&] { return first_worker.load() != 0; }, bound);
+        const ws::testing::ThreadId other = first_worker.load();
+        forced = other != 0 && other != ws::testing::current_thread_id() &&
+                 ws::testing::wait_until_asleep({other}, bound);
+        throw std::runtime_error("second");
+    });
+    try {
+        run(pool, graph);
+        ADD_FAILURE() << "run() returned normally although two nodes threw";
+    } catch (const std::runtime_error& e) {
+        EXPECT_STREQ(e.what(), "first")
+            << "run() rethrew a later exception: the first one a node throws must be kept";
+    }
+    if (second_started.load()) {
+        EXPECT_TRUE(forced) << "the two nodes did not run at once, or the worker that ran "
+                               "`first` never went to sleep: the test proves nothing this time";
+    }
 }
 
 TEST(Lesson08Ex4, ARunAfterAFailedOneReturnsWithinTwoSeconds) {
