@@ -24,6 +24,8 @@
 #include <vector>
 
 #include <ws/testing/failing_new.hpp>
+#include <ws/testing/thread_state.hpp>
+#include <ws/testing/wait.hpp>
 
 #include "exercises.hpp"
 #include "helpers.hpp"
@@ -179,6 +181,106 @@ TEST(Lesson08Ex4, ASourceWhosePushRunsOutOfMemoryStillRunsOnce) {
                 : "run() did not return: a source whose push failed was dropped?");
     s->expect_no_bad_alloc_got_out();
     EXPECT_EQ(s->not_once(0, kWide), 0u) << "sources that did not run exactly once";
+}
+
+// start() (exercise 1) while a source it pushed already runs: the loop must push only the nodes
+// that have no predecessor (not those whose counter it finds at zero), and must not set a
+// counter that a node it pushed may already have decremented. Forced: on a pool of two workers,
+// `a` (a source, first in the graph), kWide more sources, then `b`, a's successor. start's pushes
+// beyond the deque's kRoom slots fail, so the first source it must run at once runs inside
+// start's loop, on the worker that runs run(); it holds the loop until the other worker has
+// stolen `a` (the oldest job there), run it and then run `b` — or, if `b` was not released, has
+// gone to sleep. Only then does the loop reach `b`. In suite Lesson08Ex4: the failing run is the
+// graph's second (the first, on another pool, checked for cycles, which allocates).
+TEST(Lesson08Ex4, ANodeReleasedWhileStartStillPushesRunsOnce) {
+    WS_SKIP_UNLESS_ALLOCATIONS_CAN_FAIL();
+    struct Setup {
+        TaskGraph graph;  // first: destroyed after the pool, which may still hold its nodes
+        ThreadPool pool{Config{.num_workers = 2, .local_queue_capacity = kRoom}};
+        std::atomic<int> a_runs{0}, b_runs{0}, source_runs{0};
+        std::atomic<ws::testing::ThreadId> a_worker{0};
+        std::atomic<bool> armed{false};  // the second run: the first source on `starter` holds
+        std::atomic<ws::testing::ThreadId> starter{0};  // the worker that runs run()
+        std::atomic<bool> first_on_starter{true};
+        std::atomic<std::uint64_t> refused_before{0};
+        std::atomic<bool> held{false};  // the hold happened: inside start's loop, until b ran
+        // The hold saw a's worker asleep, `b` not run: nothing will release it any more.
+        std::atomic<bool> b_abandoned{false};
+        std::atomic<bool> threw{false};
+    };
+    auto setup = std::make_unique<Setup>();
+    Setup* s = setup.get();
+    Node a = s->graph.emplace([s] {
+        s->a_worker = ws::testing::current_thread_id();
+        s->a_runs.fetch_add(1);
+    });
+    for (std::size_t i = 0; i < kWide; ++i) {
+        s->graph.emplace([s] {  // allocates nothing unless it holds: allocations may be refused
+            s->source_runs.fetch_add(1);
+            if (!s->armed.load() || ws::testing::current_thread_id() != s->starter.load() ||
+                !s->first_on_starter.exchange(false))
+                return;
+            // The first source on run()'s worker runs inside start's loop if a push has failed
+            // (it is the node of that push); otherwise after the loop, and nothing is forced.
+            const bool in_start = refused_so_far() > s->refused_before.load();
+            refuse_allocations(false);  // reading /proc allocates
+            const auto bound = std::chrono::seconds(5) * ws::testing::slowdown();
+            const auto b_ran = [s] { return s->b_runs.load() != 0; };
+            ws::testing::wait_until([&] { return b_ran() || s->a_runs.load() != 0; }, bound);
+            const bool asleep = ws::testing::wait_until_all(
+                {s->a_worker.load()},
+                [&](ws::testing::ThreadId tid) { return b_ran() || ws::testing::asleep(tid); },
+                bound);
+            s->held = in_start && b_ran();
+            s->b_abandoned = asleep && !b_ran();
+            refuse_allocations(true);
+        });
+    }
+    Node b = s->graph.emplace([s] { s->b_runs.fetch_add(1); });
+    a.precede(b);
+    {
+        ThreadPool other(1);                 // not s->pool, whose deque would grow
+        ws::lesson08::run(other, s->graph);  // checks for cycles (allocates)
+    }
+    ASSERT_EQ(s->b_runs.load(), 1);
+    s->a_runs = 0;
+    s->b_runs = 0;
+    s->source_runs = 0;
+    s->refused_before = refused_so_far();
+    s->armed = true;
+
+    ws::testing::DetachedCall call([s] {
+        lesson08_test::on_worker(s->pool, [s] {
+            s->starter = ws::testing::current_thread_id();
+            refuse_allocations(true);
+            try {
+                ws::lesson08::run(s->pool, s->graph);
+            } catch (...) {
+                s->threw = true;
+            }
+            refuse_allocations(false);
+        });
+    });
+    // A `b` run twice, or never, is the failure; the run may then never return.
+    const bool returned = call.wait_for(std::chrono::seconds(10 * ws::testing::slowdown()), [s] {
+        return s->b_runs.load() > 1 || s->b_abandoned.load();
+    });
+    if (!returned) (void)setup.release();  // the run that hangs still uses it
+    EXPECT_LE(s->b_runs.load(), 1)
+        << "a's successor ran twice: released by `a`, it ran on the other worker, and start() "
+           "pushed it again, having found its counter at zero. start() must push only the nodes "
+           "that have no predecessor";
+    EXPECT_FALSE(s->b_abandoned.load())
+        << "a's successor was never released: `a` ran on the other worker while start() still "
+           "pushed, and its decrement was lost (did start() set the counters as it pushed? they "
+           "must all be set before the first push)";
+    ASSERT_TRUE(returned) << "run() did not return";
+    EXPECT_FALSE(s->threw.load()) << "run() threw";
+    EXPECT_EQ(s->a_runs.load(), 1);
+    EXPECT_EQ(s->b_runs.load(), 1);
+    EXPECT_EQ(s->source_runs.load(), static_cast<int>(kWide));
+    EXPECT_TRUE(s->held.load())
+        << "no source held start's loop until `b` had run: the test proves nothing this time";
 }
 
 // release_successors(): a source before kWide middles before a sink. The source's task refuses
