@@ -117,20 +117,13 @@ class ChaseLevDeque {
 
     void grow(std::int64_t top, std::int64_t bottom);
 
-    // The owner's side (see owner_bottom_ below).
+    // The owner's side (see the owner's private view below).
     ws::atomic<T>& owner_slot(std::int64_t index) noexcept {
         return owner_slots_[static_cast<std::size_t>(index & owner_mask_)];
     }
     void use_buffer(Buffer* buf) noexcept {
         owner_mask_ = buf->mask();
         owner_slots_ = buf->slots();
-    }
-    // Stores bottom, keeping the owner's copy equal to it. (The copy is written after the
-    // atomic store, so that a compiler can keep it in a register up to the next atomic
-    // operation: the pop that follows a push then needs no load at all.)
-    void set_bottom(std::int64_t value, std::memory_order order) noexcept {
-        bottom_.store(value, order);
-        owner_bottom_ = value;
     }
 
     // top: the oldest item's index; written only by successful CASes (thieves, or the owner
@@ -140,16 +133,16 @@ class ChaseLevDeque {
     // on the same line: a thief reads both in every steal.
     alignas(64) ws::atomic<std::int64_t> bottom_{0};
     ws::atomic<Buffer*> buffer_{nullptr};
-    // The owner's private view: its own copy of bottom_ and of the live buffer's geometry.
-    // Plain variables that only the owner reads and writes: it is the only writer of bottom_
-    // and buffer_, so the copies are always current. Reading them instead of the atomics
-    // spares push and pop a chain of dependent loads (bottom_, then buffer_, then the buffer's
-    // mask and slots) that would otherwise have to wait for pop's seq_cst store to complete:
-    // that chain made a push+pop pair twice as slow (bench_lesson04, owner_push_pop).
+    // The owner's private view: a copy of the live buffer's geometry and a lower bound of top.
+    // Plain variables that only the owner reads and writes. It is the only writer of buffer_,
+    // so its copy is always current: reading it instead of the atomic spares push and pop a
+    // chain of dependent loads (buffer_, then the buffer's mask and slots) that would
+    // otherwise have to wait for pop's seq_cst store to complete.
+    // owner_top_ is different: thieves move top_, so the owner's copy is stale as soon as it is
+    // read. But top never goes down, so the copy can overstate the size, never understate it.
     // They share bottom_'s line: the owner writes that line in every push and pop anyway, so
-    // they add no sharing with thieves, and pop's `xchg` waits for stores to one line fewer
-    // (chapter 04's first host: 1.35-1.57x the floor on a line of their own, 1.30-1.46x here).
-    std::int64_t owner_bottom_ = 0;
+    // they add no sharing with thieves.
+    std::int64_t owner_top_ = 0;
     std::int64_t owner_mask_ = 0;
     ws::atomic<T>* owner_slots_ = nullptr;
     // Owner only: every buffer this deque ever used, the live one last. Retired buffers are
@@ -160,10 +153,11 @@ class ChaseLevDeque {
 template <typename T>
 void ChaseLevDeque<T>::push(T item) {
     // TODO(exercise 1): the item becomes the newest one, and a thief can see it only once it
-    // is in its slot. Rule: only the owner writes bottom, and it keeps its own copy of it
-    // (owner_bottom_, owner_slot) so that it never reads its own atomic back; a full ring
-    // grows first (exercise 4 writes grow). Relaxed orders are fine until exercise 3.
-    // Checked by Lesson04Ex1.
+    // is in its slot. Rule: only the owner writes bottom; it reaches the slots through its
+    // own view of the buffer (owner_slot), and it reads top only when its own copy of top
+    // (owner_top_) says the ring is full; a ring that is still full then grows first
+    // (exercise 4 writes grow). Relaxed orders are fine until exercise 3. Checked by
+    // Lesson04Ex1.
     (void)item;
     throw ws::NotImplemented("lesson 04, exercise 1: ChaseLevDeque::push");
 }

@@ -114,20 +114,13 @@ class ChaseLevDeque {
 
     void grow(std::int64_t top, std::int64_t bottom);
 
-    // The owner's side (see owner_bottom_ below).
+    // The owner's side (see the owner's private view below).
     ws::atomic<T>& owner_slot(std::int64_t index) noexcept {
         return owner_slots_[static_cast<std::size_t>(index & owner_mask_)];
     }
     void use_buffer(Buffer* buf) noexcept {
         owner_mask_ = buf->mask();
         owner_slots_ = buf->slots();
-    }
-    // Stores bottom, keeping the owner's copy equal to it. (The copy is written after the
-    // atomic store, so that a compiler can keep it in a register up to the next atomic
-    // operation: the pop that follows a push then needs no load at all.)
-    void set_bottom(std::int64_t value, std::memory_order order) noexcept {
-        bottom_.store(value, order);
-        owner_bottom_ = value;
     }
 
     // top: the oldest item's index; written only by successful CASes (thieves, or the owner
@@ -137,12 +130,16 @@ class ChaseLevDeque {
     // on the same line: a thief reads both in every steal.
     alignas(64) ws::atomic<std::int64_t> bottom_{0};
     ws::atomic<Buffer*> buffer_{nullptr};
-    // The owner's private view: its own copy of bottom_ and of the live buffer's geometry.
-    // Plain variables that only the owner reads and writes: it is the only writer of bottom_
-    // and buffer_, so the copies are always current. Reading them spares push and pop a chain
-    // of dependent loads (bottom_, buffer_, the buffer's mask and slots) that would have to
-    // wait for pop's seq_cst store. On bottom_'s line, which the owner writes anyway.
-    std::int64_t owner_bottom_ = 0;
+    // The owner's private view: a copy of the live buffer's geometry and a lower bound of top.
+    // Plain variables that only the owner reads and writes. It is the only writer of buffer_,
+    // so its copy is always current, and reading it spares push and pop a chain of dependent
+    // loads (buffer_, then the buffer's mask and slots) that would have to wait for pop's
+    // seq_cst store. owner_top_ is different: thieves move top_, so the copy is stale as soon
+    // as it is read; but top never goes down, so the copy can overstate the size, never
+    // understate it, and push loads top_ again only when the copy says the ring is full. (No
+    // copy of bottom_: the owner, its only writer, reads its own last store back relaxed.)
+    // On bottom_'s line, which the owner writes anyway.
+    std::int64_t owner_top_ = 0;
     std::int64_t owner_mask_ = 0;
     ws::atomic<T>* owner_slots_ = nullptr;
     // Owner only: every buffer this deque ever used, the live one last. Retired buffers are
@@ -154,36 +151,42 @@ class ChaseLevDeque {
 // ANCHOR: push
 template <typename T>
 void ChaseLevDeque<T>::push(T item) {
-    const std::int64_t b = owner_bottom_;  // the owner's copy of bottom_: no atomic load needed
-    // acquire: pairs with the release of thieves' CASes in steal(), so their slot reads happen
-    // before we reuse a slot; without it a thief could read our new item: one lost, one twice.
-    const std::int64_t t = top_.load(std::memory_order_acquire);
-    if (b - t > owner_mask_) [[unlikely]]
-        grow(t, b);  // full: b - t == capacity
+    // relaxed: only the owner writes bottom, so it reads its own last store.
+    const std::int64_t b = bottom_.load(std::memory_order_relaxed);
+    // The owner's copy of top is a lower bound (top only grows), so b - owner_top_ can only
+    // overstate the size: when it says there is room, there is. Only when it says full is top
+    // loaded again. acquire: pairs with the release of thieves' CASes in steal(), so their slot
+    // reads happen before we reuse a slot; without it a thief could read our new item: one
+    // lost, one twice.
+    if (b - owner_top_ > owner_mask_) [[unlikely]] {
+        owner_top_ = top_.load(std::memory_order_acquire);
+        if (b - owner_top_ > owner_mask_) grow(owner_top_, b);  // full: b - top == capacity
+    }
     // relaxed: a thief takes slot b only after it has seen the release store of bottom below.
     owner_slot(b).store(item, std::memory_order_relaxed);
     // release: pairs with steal()'s (seq_cst, so acquire) load of bottom: a thief that sees b+1
     // sees the item and what the caller wrote before; without it, a stale item and a data race.
-    set_bottom(b + 1, std::memory_order_release);
+    bottom_.store(b + 1, std::memory_order_release);
 }
 // ANCHOR_END: push
 
 // ANCHOR: pop
 template <typename T>
 std::optional<T> ChaseLevDeque<T>::pop() {
-    const std::int64_t b = owner_bottom_ - 1;
+    // relaxed: as in push, the owner's own last store.
+    const std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
     // Where item b would be, worked out before the seq_cst store below: loads after it wait.
     ws::atomic<T>& slot = owner_slot(b);
     // Reserve index b before looking at top. seq_cst: pairs with steal()'s seq_cst load of
     // bottom through S; as release, the load below could pass it and both take index b.
-    set_bottom(b, std::memory_order_seq_cst);
+    bottom_.store(b, std::memory_order_seq_cst);
     // seq_cst: in S after the reservation, and before any thief's load that reads a newer top;
     // acquire is not in S and could read top before thieves see the reservation: both take b.
     std::int64_t t = top_.load(std::memory_order_seq_cst);
     if (t > b) {
         // Empty: undo the reservation. release: pairs with steal()'s load of bottom; relaxed,
         // a thief that reads this value could see stale slots below it.
-        set_bottom(b + 1, std::memory_order_release);
+        bottom_.store(b + 1, std::memory_order_release);
         return std::nullopt;
     }
     // relaxed: the owner wrote this slot itself.
@@ -196,7 +199,7 @@ std::optional<T> ChaseLevDeque<T>::pop() {
                                                   std::memory_order_relaxed);
     // Either way the deque is now empty with top == b+1: put bottom back to match.
     // release: as in the empty case above.
-    set_bottom(b + 1, std::memory_order_release);
+    bottom_.store(b + 1, std::memory_order_release);
     if (!won) return std::nullopt;  // a thief took it
     return item;
 }

@@ -80,15 +80,15 @@ class SyncTest(CarriedTree):
 
     def test_lesson_05s_change_is_its_patch_and_reaches_lessons_06_and_07(self):
         for folder in ("05_parking", "06_injector", "07_fork_join"):
-            self.assertIn("set_bottom(b + 1, std::memory_order_seq_cst);",
+            self.assertIn("bottom_.store(b + 1, std::memory_order_seq_cst);",
                           self.deque(folder).read_text(), folder)
-        self.assertIn("set_bottom(b + 1, std::memory_order_release);",
+        self.assertIn("bottom_.store(b + 1, std::memory_order_release);",
                       self.deque("04_chase_lev").read_text())
 
     def test_a_patch_that_no_longer_applies_says_which_and_how_to_fix_it(self):
         source = self.deque("04_chase_lev")
         source.write_text(source.read_text().replace(
-            "set_bottom(b + 1, std::memory_order_release);", "set_bottom(b + 1);"))
+            "bottom_.store(b + 1, std::memory_order_release);", "bottom_.store(b + 1);"))
         before = self.deque("05_parking").read_text()
         written, failures = carry.sync(self.root)
         self.assertIn("lesson 05, solutions/05_parking/chase_lev_deque.hpp", failures)
