@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -107,14 +108,44 @@ class Failure(Exception):
     pass
 
 
+def without_debug_info(root: Path, preset: str) -> list[str]:
+    """The cmake options that build `preset` as it is but without -g, if it is a g++ preset
+    with -g; else none. g++ makes the same code with and without -g (GCC's -fcompare-debug
+    checks exactly that; the disassembly of lesson 07's test_ex2_join.cpp and lesson 09's
+    thread_pool.cpp and test_ex5_out_of_memory.cpp compared equal, 2026-11-27), and -g was a
+    quarter of a test file's compile time (4.7 s of user time against 3.5 s). clang's is not
+    always the same code (with ASan it moved lesson 09's branches), so its presets keep -g."""
+    presets = {p["name"]: p for p in
+               json.loads((root / "CMakePresets.json").read_text())["configurePresets"]}
+    cache: dict = {}
+    name: str | None = preset
+    while name:  # the preset's cache variables over those it inherits
+        cache = {**presets[name].get("cacheVariables", {}), **cache}
+        inherits = presets[name].get("inherits")
+        name = inherits[0] if isinstance(inherits, list) else inherits
+    if cache.get("CMAKE_CXX_COMPILER") != "g++":
+        return []
+    options = []
+    for variable in ("CMAKE_CXX_FLAGS_RELWITHDEBINFO", "CMAKE_CXX_FLAGS"):
+        flags = str(cache.get(variable, "")).split()
+        if "-g" in flags:
+            options.append(f"-D{variable}={' '.join(f for f in flags if f != '-g')}")
+    return options
+
+
 class Sandbox:
     """A copy of the source tree with one build directory per preset, where patches are applied
-    one at a time (and taken back out) so that each build only recompiles what a patch touches."""
+    one at a time (and taken back out) so that each build only recompiles what a patch touches.
+    With debug_info=False (the gate and --measure, which only ask whether a test fails) its
+    g++ builds leave out -g (without_debug_info); `./workshop break-it`, which shows a learner
+    the failure, keeps it."""
 
-    def __init__(self, keep: bool, pauser: "Pauser | None" = None) -> None:
+    def __init__(self, keep: bool, pauser: "Pauser | None" = None,
+                 debug_info: bool = True) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="ws-break-it-"))
         self.keep = keep
         self.pauser = pauser
+        self.debug_info = debug_info
         for name in COPY:
             src = ROOT / name
             if src.is_dir():
@@ -149,7 +180,8 @@ class Sandbox:
             # One test program per test file too (WS_TEST_PER_FILE): a patch then rebuilds only
             # the file that holds its test, not every test of the lesson.
             r = self.run_build(["cmake", "--preset", preset, "-DWS_BUILD_BENCHMARKS=OFF",
-                                "-DWS_TEST_PER_FILE=ON"])
+                                "-DWS_TEST_PER_FILE=ON",
+                                *([] if self.debug_info else without_debug_info(self.dir, preset))])
             if r.returncode != 0:
                 raise Failure(f"configuring the '{preset}' copy failed:\n{r.stdout[-3000:]}"
                               f"{r.stderr[-3000:]}")
@@ -355,7 +387,7 @@ def gate(patches: list[Patch], keep: bool, load: bool = True, jobs: int = 1) -> 
             say(f"ERROR {e!r}")
 
     def check_all(checks: list[tuple[Patch, bool]]) -> None:
-        box = Sandbox(keep, pauser if jobs > 1 else None)
+        box = Sandbox(keep, pauser if jobs > 1 else None, debug_info=False)
         try:
             for patch, explorer in checks:
                 if stop.is_set():
@@ -411,7 +443,7 @@ def gate(patches: list[Patch], keep: bool, load: bool = True, jobs: int = 1) -> 
 
 def measure(patches: list[Patch], runs: int, preset: str | None, keep: bool,
             load: bool = False) -> int:
-    box = Sandbox(keep)
+    box = Sandbox(keep, debug_info=False)  # built as the gate builds
     try:
         for patch in patches:
             if preset:

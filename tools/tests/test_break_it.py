@@ -13,6 +13,7 @@ import threading
 import time
 import unittest
 from pathlib import Path
+from unittest import mock
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -135,6 +136,36 @@ class TwoSandboxesTest(unittest.TestCase):
         self.assertEqual(results["slow"].stdout, "slow\n")
         self.assertEqual(results["late"].stdout, "late\n")
 
+
+
+class DebugInfoTest(unittest.TestCase):
+    """The gate and --measure build the g++ preset without -g (the same code, a quarter less
+    compile time); the sanitizer presets, and ./workshop break-it, which shows a learner the
+    failure, keep their flags."""
+
+    def test_only_the_g_plus_plus_presets_lose_minus_g(self):
+        self.assertEqual(break_it.without_debug_info(ROOT, "default"),
+                         ["-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2"])
+        for preset in ("tsan", "asan", "bench"):
+            self.assertEqual(break_it.without_debug_info(ROOT, preset), [], preset)
+
+    def test_the_gate_and_measure_leave_it_out_and_the_learners_command_keeps_it(self):
+        seen = []
+
+        class Box:
+            def __init__(self, keep, pauser=None, debug_info=True):
+                seen.append(debug_info)
+                raise break_it.Failure("stop here")
+
+        patch = break_it.load_patches()[0]
+        with mock.patch.object(break_it, "Sandbox", Box), \
+                contextlib.redirect_stdout(io.StringIO()):
+            break_it.gate([patch], keep=False, load=False)
+            with self.assertRaises(break_it.Failure):
+                break_it.measure([patch], 1, None, keep=False)
+        self.assertEqual(seen, [False, False])
+        learners = (ROOT / "tools" / "workshop_cli" / "breakit.py").read_text()
+        self.assertIn("bi.Sandbox(keep=False)", learners)
 
 class GateTest(unittest.TestCase):
     """The gate itself (slow: it builds one test file of lesson 01 in a sandbox)."""
