@@ -3,11 +3,14 @@
 lint step; the tool-test step's two processes (every test file in one, both failures
 reported); `watch` and `test` calling one function; the GitHub workflows valid YAML that the
 workflow schema accepts (@action-validator/cli, a devDependency of book/)."""
+import contextlib
+import io
 import os
 import re
 import subprocess
 import sys
 import tempfile
+import threading
 import unittest
 from pathlib import Path
 from unittest import mock
@@ -178,6 +181,51 @@ class ToolTestStepTest(unittest.TestCase):
         self.assertRegex(passed, r"^Ran 2 tests in 2 processes at once: "
                                  r"1 in group a \(\d+ s\); 1 in group b \(\d+ s\)$")
 
+
+
+class StepsBesideTest(unittest.TestCase):
+    """A step in check.RUNS_BESIDE_THE_NEXT (the book's) runs at the same time as the step after
+    it; its line comes first all the same, and its failure counts."""
+
+    def run_check(self, beside_fails: bool) -> tuple[int, list[str]]:
+        started, finished = threading.Event(), threading.Event()
+
+        def beside() -> str:
+            started.set()
+            if not finished.wait(10):
+                raise check.StepFailed("the next step did not run meanwhile")
+            if beside_fails:
+                raise check.StepFailed("broken")
+            return "done"
+
+        def next_step() -> str:
+            if not started.wait(10):
+                raise check.StepFailed("the step before did not start first")
+            finished.set()
+            return "done"
+
+        fake = [("first", lambda: "done"), ("beside", beside), ("next", next_step),
+                ("last", lambda: "done")]
+        out = io.StringIO()
+        with mock.patch.object(check, "steps", return_value=fake), \
+                mock.patch.object(check, "RUNS_BESIDE_THE_NEXT", {beside}), \
+                contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            code = check.run_check()
+        return code, out.getvalue().splitlines()
+
+    def test_both_run_at_once_and_report_in_order(self):
+        code, lines = self.run_check(beside_fails=False)
+        self.assertEqual(code, 0, lines)
+        steps = [l.split(":")[0] for l in lines if l.startswith(("PASS", "FAIL"))]
+        self.assertEqual(steps, ["PASS  first", "PASS  beside", "PASS  next", "PASS  last"])
+        self.assertEqual(lines[-1], "check: 4 passed, 0 failed")
+
+    def test_a_failure_beside_is_counted(self):
+        code, lines = self.run_check(beside_fails=True)
+        self.assertEqual(code, 1, lines)
+        self.assertIn("broken", lines)
+        self.assertTrue(any(l.startswith("FAIL  beside") for l in lines), lines)
+        self.assertEqual(lines[-1], "check: 3 passed, 1 failed")
 
 class TestAndWatchTest(unittest.TestCase):
     def test_test_passes_its_options_to_run_test(self):
