@@ -47,7 +47,7 @@ void imbalanced_from_one(std::uint64_t n, std::uint64_t unit) {
 #pragma omp parallel
 #pragma omp single
     for (std::uint64_t i = 0; i < n; ++i) {
-        const std::uint64_t work = (i % 8 == 0) ? 8 * unit : unit;
+        const std::uint64_t work = imbalanced_work(i, unit);
 #pragma omp task firstprivate(work)
         (void)spin_kernel(work);
     }

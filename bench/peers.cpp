@@ -18,6 +18,18 @@ namespace ws::bench {
 void register_peers() {
     register_pool_workloads("sequential", [] { return std::make_unique<Sequential>(); });
     register_fork_join_workloads("sequential", [] { return std::make_unique<Sequential>(); });
+    // The machine's ceiling for `imbalanced` (workloads.hpp): the tool prints each contender's
+    // share of it beside the share of the ideal.
+    benchmark::RegisterBenchmark("imbalanced/static_split",
+                                 [](benchmark::State& state) {
+                                     const auto unit = iterations_for(kImbalancedUnit);
+                                     const auto workers = static_cast<unsigned>(bench_workers());
+                                     for (auto _ : state)
+                                         imbalanced_static_split(workers, kImbalancedTasks, unit);
+                                     state.SetItemsProcessed(state.iterations() * kImbalancedTasks);
+                                 })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
 #if defined(WS_HAVE_TBB)
     const auto tbb = [] { return std::make_unique<TbbTaskGroup>(); };
     register_pool_workloads("onetbb", tbb);

@@ -316,6 +316,37 @@ class TourTargetsTest(unittest.TestCase):
                 self.assertEqual(len(line), len(header))
 
 
+class ImbalancedSharesTest(unittest.TestCase):
+    """The tour's imbalanced row: each contender's share of the ideal (sequential / workers) and,
+    where the static split ran, its share of that machine's ceiling."""
+
+    TABLE = {"imbalanced": {"sequential": 100.0, "lesson07": 52.0, "onetbb": 55.0,
+                            "static_split": 54.6}}
+
+    def _printed(self, table):
+        import contextlib
+        import io
+        from workshop_cli import benchmarks
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            benchmarks.print_ideal_shares(table, 2)
+        return out.getvalue()
+
+    def test_both_shares_are_printed_and_the_split_is_its_own_ceiling_only_once(self):
+        printed = self._printed(self.TABLE)
+        self.assertIn("share of ideal (sequential / 2 workers): lesson07 96 %, onetbb 91 %, "
+                      "static_split 92 %", printed)
+        ceiling = next(line for line in printed.splitlines() if "ceiling" in line)
+        self.assertTrue(ceiling.endswith(": lesson07 105 %, onetbb 99 %"), ceiling)
+
+    def test_without_the_static_split_only_the_ideal_is_printed(self):
+        table = {"imbalanced": {k: v for k, v in self.TABLE["imbalanced"].items()
+                                if k != "static_split"}}
+        printed = self._printed(table)
+        self.assertIn("lesson07 96 %, onetbb 91 %", printed)
+        self.assertNotIn("ceiling", printed)
+
+
 class WakeAgainstFloorTest(unittest.TestCase):
     """bench 5-7's wake_vs_floor row: its counters become one printed line of ratios."""
 

@@ -201,12 +201,34 @@ def ideal_shares(table: dict[str, dict[str, float]], workers: int) -> dict[str, 
     return {c: ideal / t for c, t in row.items() if c != "sequential" and t > 0}
 
 
+def ceiling_shares(table: dict[str, dict[str, float]]) -> dict[str, float]:
+    """For the imbalanced workload: each scheduler's share of the machine's ceiling, the time of
+    the same tasks split in advance over plain threads (`static_split`, no scheduler at all), so
+    that what a pool loses can be told from what the machine loses (100 % = as fast as the
+    split; above 100 %, faster than it in this run)."""
+    row = table.get("imbalanced", {})
+    ceiling = row.get("static_split")
+    if not ceiling:
+        return {}
+    return {c: ceiling / t for c, t in row.items()
+            if c not in ("sequential", "static_split") and t > 0}
+
+
+def _shares_line(table: dict[str, dict[str, float]], shares: dict[str, float]) -> str:
+    order = contenders_of(table)
+    return ", ".join(f"{c} {100 * v:.0f} %"
+                     for c, v in sorted(shares.items(), key=lambda kv: order.index(kv[0])))
+
+
 def print_ideal_shares(table: dict[str, dict[str, float]], workers: int) -> None:
     shares = ideal_shares(table, workers)
     if shares:
-        cells = ", ".join(f"{c} {100 * v:.0f} %" for c, v in
-                          sorted(shares.items(), key=lambda kv: contenders_of(table).index(kv[0])))
-        print(f"imbalanced, share of ideal (sequential / {workers} workers): {cells}")
+        print(f"imbalanced, share of ideal (sequential / {workers} workers): "
+              f"{_shares_line(table, shares)}")
+    ceiling = ceiling_shares(table)
+    if ceiling:
+        print("imbalanced, share of the machine's ceiling (the same tasks split in advance over "
+              f"plain threads, static_split): {_shares_line(table, ceiling)}")
 
 
 def wake_against_floor(report: dict) -> dict[str, tuple[float, float | None]]:

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <ctime>
 #include <thread>
+#include <vector>
 
 #include "ws/bench/kernel.hpp"
 
@@ -50,16 +51,37 @@ void spawn_tree(E& exec, unsigned depth) {
 // all start in one worker's queue, if the pool has per-worker queues). Task i spins for
 // `unit` iterations, except every 8th which spins 8x as long: work is uneven and starts in
 // one place, so other workers only get any by stealing.
+constexpr std::uint64_t imbalanced_work(std::uint64_t i, std::uint64_t unit) {
+    return (i % 8 == 0) ? 8 * unit : unit;
+}
+
 template <typename E>
 void imbalanced_from_one(E& exec, std::uint64_t n, std::uint64_t unit) {
     exec.spawn([&exec, n, unit] {
         for (std::uint64_t i = 0; i < n; ++i) {
-            const std::uint64_t work = (i % 8 == 0) ? 8 * unit : unit;
+            const std::uint64_t work = imbalanced_work(i, unit);
             exec.spawn([work] { (void)spin_kernel(work); });
         }
     });
     exec.wait_idle();
 }
+
+// The same tasks with no scheduler: `workers` plain threads (the caller one of them), each
+// running one contiguous block of them, fixed in advance. With 8 dividing n / workers every
+// block holds the same work, so no balancing can do better on this machine: its time is the
+// machine's ceiling for imbalanced_from_one, which tells a pool's loss from the machine's (two
+// busy CPUs may run slower than one, and a virtual machine may share them). It starts its
+// threads every run, a few tens of microseconds that a pool spends waking its workers instead.
+inline void imbalanced_static_split(unsigned workers, std::uint64_t n, std::uint64_t unit) {
+    const auto run_block = [n, unit, workers](unsigned k) {
+        for (std::uint64_t i = k * n / workers; i < (k + 1) * n / workers; ++i)
+            (void)spin_kernel(imbalanced_work(i, unit));
+    };
+    std::vector<std::jthread> others;
+    for (unsigned k = 1; k < workers; ++k)
+        others.emplace_back(run_block, k);
+    run_block(0);
+}  // the jthreads join here
 
 // Total kernel iterations imbalanced_from_one(n, unit) performs: the sequential baseline.
 constexpr std::uint64_t imbalanced_total(std::uint64_t n, std::uint64_t unit) {
