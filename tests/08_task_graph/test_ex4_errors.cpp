@@ -14,6 +14,7 @@
 #include <ws/testing/harness.hpp>
 #include <ws/testing/thread_state.hpp>
 #include <ws/testing/wait.hpp>
+#include <ws/testing/within.hpp>
 
 #include "exercises.hpp"
 #include "helpers.hpp"
@@ -161,6 +162,85 @@ TEST(Lesson08Ex4, AThrowingNodeCancelsTheNodesAfterIt) {
     EXPECT_EQ(a.load(), 1);
     EXPECT_EQ(c.load(), 0) << "a node after the one that threw ran";
     EXPECT_EQ(d.load(), 0) << "a node after the one that threw ran";
+}
+
+namespace {
+// What a node throws that is not a std::exception (nor any class derived from one).
+struct NotAStdException {
+    int code;
+};
+}  // namespace
+
+TEST(Lesson08Ex4, AnExceptionThatIsNotAStdExceptionReachesTheCaller) {
+    // a -> b -> c, and b throws a plain struct: run() rethrows that struct, with its value, c is
+    // skipped, and the pool and the graph work on: in the next run b does not throw and all
+    // three run. A run_node that catches only std::exception lets the struct out of the
+    // noexcept Job, and the process ends. Bounded: a run that loses track of the failed node
+    // never ends.
+    struct State {
+        std::atomic<int> a{0}, b{0}, c{0};
+        std::atomic<bool> fail{true};
+    };
+    auto state = std::make_shared<State>();  // shared: a run that hangs outlives the test
+    auto pool = std::make_unique<ThreadPool>(2);
+    auto graph = std::make_unique<TaskGraph>();
+    Node a = graph->emplace([state] { state->a.fetch_add(1); });
+    Node b = graph->emplace([state] {
+        state->b.fetch_add(1);
+        if (state->fail.load()) throw NotAStdException{42};
+    });
+    Node c = graph->emplace([state] { state->c.fetch_add(1); });
+    a.precede(b);
+    b.precede(c);
+
+    // What run() threw, recorded on the thread that called it (see RunOutcome).
+    struct Outcome {
+        bool threw = false;
+        bool not_std = false;
+        int code = 0;
+        std::string what;
+    };
+    const auto bounded_run = [&pool, &graph](Outcome& outcome) {
+        auto result = std::make_shared<Outcome>();
+        ws::testing::DetachedCall call([p = pool.get(), g = graph.get(), result] {
+            try {
+                run(*p, *g);
+            } catch (const NotAStdException& e) {
+                *result = {true, true, e.code, "NotAStdException"};
+            } catch (const std::exception& e) {
+                *result = {true, false, 0, e.what()};
+            } catch (...) {
+                *result = {true, false, 0, "an exception of another type"};
+            }
+        });
+        if (!call.wait_for(std::chrono::seconds(2 * ws::testing::slowdown()))) {
+            (void)pool.release();
+            (void)graph.release();
+            return false;
+        }
+        outcome = *result;  // written before the call returned: wait_for's mutex orders it
+        return true;
+    };
+
+    Outcome first;
+    ASSERT_TRUE(bounded_run(first)) << "run() did not return although a node threw";
+    ASSERT_TRUE(first.threw) << "run() returned normally although a node threw";
+    EXPECT_TRUE(first.not_std) << "run() rethrew something else than what the node threw: "
+                               << first.what;
+    EXPECT_EQ(first.code, 42) << "the rethrown exception is not the node's own";
+    EXPECT_EQ(state->a.load(), 1);
+    EXPECT_EQ(state->b.load(), 1);
+    EXPECT_EQ(state->c.load(), 0) << "the node after the one that threw ran";
+
+    state->a = 0;
+    state->b = 0;
+    state->fail = false;
+    Outcome second;
+    ASSERT_TRUE(bounded_run(second)) << "the run after the failed one did not return";
+    EXPECT_FALSE(second.threw) << "the run after the failed one threw: " << second.what;
+    EXPECT_EQ(state->a.load(), 1);
+    EXPECT_EQ(state->b.load(), 1);
+    EXPECT_EQ(state->c.load(), 1) << "the run after the failed one did not run every node";
 }
 
 TEST(Lesson08Ex4, RunWaitsForTheStartedNodesBeforeItRethrows) {
