@@ -19,9 +19,13 @@ from workshop_cli.lessons import UsageError, all_lessons, find_lesson  # noqa: E
 VALIDATOR = ROOT / "book" / "node_modules" / ".bin" / "action-validator"
 
 
-def workshop(*args, cwd=ROOT, timeout=900):
+def workshop(*args, cwd=ROOT, timeout=900, env=None):
+    """The tool of the checkout `cwd`. Another checkout (an exported copy) builds in its own
+    build/: the caller's WS_BUILD_ROOT holds this checkout's trees, which that copy refuses."""
+    if env is None and Path(cwd).resolve() != ROOT:
+        env = {k: v for k, v in os.environ.items() if k != "WS_BUILD_ROOT"}
     return subprocess.run([sys.executable, str(Path(cwd) / "workshop"), *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, timeout=timeout, env=env)
 
 
 class GradeTest(unittest.TestCase):
@@ -152,6 +156,34 @@ class ExportTest(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr)
             found = leaks(Path(tmp) / "course", 0)
             self.assertIn("lessons/02_local_queues/thread_pool.cpp", found)
+
+
+class BuildRootTest(unittest.TestCase):
+    def test_a_build_root_that_holds_another_checkouts_trees_is_refused_in_one_line(self):
+        """One WS_BUILD_ROOT for two checkouts: its trees were configured for the other one,
+        whose code this one would build (a tree with build.ninja) or CMake would refuse (a
+        cache alone). The tool says so in one line naming the variable, and builds nothing."""
+        for with_ninja_file in (True, False):
+            with self.subTest(with_ninja_file=with_ninja_file), \
+                    tempfile.TemporaryDirectory() as tmp:
+                tree = Path(tmp) / "default"
+                tree.mkdir()
+                other = Path(tmp) / "another-checkout"
+                (tree / "CMakeCache.txt").write_text(
+                    f"CMAKE_HOME_DIRECTORY:INTERNAL={other}\n")
+                if with_ninja_file:
+                    (tree / "build.ninja").write_text("")
+                before = sorted(tree.iterdir())
+                r = workshop("test", "0", timeout=120,
+                             env={**os.environ, "WS_BUILD_ROOT": str(tmp)})
+                self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+                errors = [line for line in r.stderr.splitlines()
+                          if line and not line.startswith("building lesson")]  # progress
+                self.assertEqual(len(errors), 1, r.stderr)
+                self.assertIn(f"WS_BUILD_ROOT={tmp}", errors[0])
+                self.assertIn(str(other), errors[0])
+                self.assertIn("of its own", errors[0])
+                self.assertEqual(sorted(tree.iterdir()), before, "the tool built in the tree")
 
 
 class OneLessonExportTest(unittest.TestCase):

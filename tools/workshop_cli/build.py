@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from .environment import require_preset
-from .lessons import ROOT
+from .lessons import ROOT, UsageError
 
 
 # WS_BUILD_ROOT moves every build directory elsewhere (the presets' default is build/): two
@@ -39,8 +39,26 @@ class BuildError(Exception):
     """The build failed; the message holds the compiler's output."""
 
 
+def _refuse_another_checkouts_tree(preset: str) -> None:
+    """A tree configured for another checkout (one WS_BUILD_ROOT set for two copies) would
+    build that checkout's code, or make CMake refuse: say so in one line instead."""
+    cache = build_dir(preset) / "CMakeCache.txt"
+    text = cache.read_text(errors="replace") if cache.is_file() else ""
+    source = next((line.split("=", 1)[1] for line in text.splitlines()
+                   if line.startswith("CMAKE_HOME_DIRECTORY:")), None)
+    if source is None or Path(source).resolve() == ROOT:
+        return
+    if os.environ.get("WS_BUILD_ROOT"):
+        raise UsageError(f"WS_BUILD_ROOT={os.environ['WS_BUILD_ROOT']} holds the builds of "
+                         f"{source}, not of this checkout ({ROOT}): give each checkout a "
+                         f"WS_BUILD_ROOT of its own (or unset it here)")
+    raise UsageError(f"{build_dir(preset)} was configured for {source}, not for this checkout "
+                     f"({ROOT}): delete {build_dir(preset)} and run the command again")
+
+
 def configure(preset: str, quiet: bool = True) -> None:
     require_preset(preset)
+    _refuse_another_checkouts_tree(preset)
     if (build_dir(preset) / "build.ninja").exists():
         return  # the build re-runs CMake itself when a CMakeLists.txt changes
     result = run(["cmake", "--preset", preset, "-B", str(build_dir(preset))], quiet=quiet)
