@@ -186,6 +186,27 @@ class BuildRootTest(unittest.TestCase):
                 self.assertEqual(sorted(tree.iterdir()), before, "the tool built in the tree")
 
 
+    def test_a_grading_tree_of_another_checkout_is_refused_before_it_grades_that_code(self):
+        """Grading builds (grade-<preset>, under the same build root when the local checkout is
+        graded) had no such check: with build.ninja there, the grade would be the other
+        checkout's."""
+        from workshop_cli.lessons import UsageError
+        from workshop_cli.submission import Workspace
+        with tempfile.TemporaryDirectory() as tmp:
+            checkout, other = Path(tmp) / "checkout", Path(tmp) / "another-checkout"
+            checkout.mkdir()
+            tree = Path(tmp) / "root" / "grade-default"
+            tree.mkdir(parents=True)
+            (tree / "CMakeCache.txt").write_text(f"CMAKE_HOME_DIRECTORY:INTERNAL={other}\n")
+            (tree / "build.ninja").write_text("")
+            with self.assertRaises(UsageError) as refused:
+                Workspace(checkout, Path(tmp) / "root").configure("default")
+            self.assertIn(str(other), str(refused.exception))
+            self.assertIn(str(checkout), str(refused.exception))
+            (tree / "CMakeCache.txt").write_text(f"CMAKE_HOME_DIRECTORY:INTERNAL={checkout}\n")
+            Workspace(checkout, Path(tmp) / "root").configure("default")  # its own: no error
+
+
 class OneLessonExportTest(unittest.TestCase):
     """`export-student DIR --lesson 4`: lesson 04 alone, nothing of its answer or of later
     lessons; CMake configures; the book builds."""

@@ -39,26 +39,27 @@ class BuildError(Exception):
     """The build failed; the message holds the compiler's output."""
 
 
-def _refuse_another_checkouts_tree(preset: str) -> None:
-    """A tree configured for another checkout (one WS_BUILD_ROOT set for two copies) would
-    build that checkout's code, or make CMake refuse: say so in one line instead."""
-    cache = build_dir(preset) / "CMakeCache.txt"
+def refuse_another_checkouts_tree(tree: Path, source: Path) -> None:
+    """A build tree configured for another checkout (one WS_BUILD_ROOT set for two copies)
+    would build that checkout's code, or make CMake refuse: say so in one line instead.
+    `source`: the checkout this tree must build."""
+    cache = tree / "CMakeCache.txt"
     text = cache.read_text(errors="replace") if cache.is_file() else ""
-    source = next((line.split("=", 1)[1] for line in text.splitlines()
-                   if line.startswith("CMAKE_HOME_DIRECTORY:")), None)
-    if source is None or Path(source).resolve() == ROOT:
+    configured_for = next((line.split("=", 1)[1] for line in text.splitlines()
+                           if line.startswith("CMAKE_HOME_DIRECTORY:")), None)
+    if configured_for is None or Path(configured_for).resolve() == source.resolve():
         return
     if os.environ.get("WS_BUILD_ROOT"):
         raise UsageError(f"WS_BUILD_ROOT={os.environ['WS_BUILD_ROOT']} holds the builds of "
-                         f"{source}, not of this checkout ({ROOT}): give each checkout a "
-                         f"WS_BUILD_ROOT of its own (or unset it here)")
-    raise UsageError(f"{build_dir(preset)} was configured for {source}, not for this checkout "
-                     f"({ROOT}): delete {build_dir(preset)} and run the command again")
+                         f"{configured_for}, not of this checkout ({source}): give each "
+                         f"checkout a WS_BUILD_ROOT of its own (or unset it here)")
+    raise UsageError(f"{tree} was configured for {configured_for}, not for this checkout "
+                     f"({source}): delete {tree} and run the command again")
 
 
 def configure(preset: str, quiet: bool = True) -> None:
     require_preset(preset)
-    _refuse_another_checkouts_tree(preset)
+    refuse_another_checkouts_tree(build_dir(preset), ROOT)
     if (build_dir(preset) / "build.ninja").exists():
         return  # the build re-runs CMake itself when a CMakeLists.txt changes
     result = run(["cmake", "--preset", preset, "-B", str(build_dir(preset))], quiet=quiet)

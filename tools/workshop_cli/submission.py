@@ -104,6 +104,7 @@ class Workspace:
     def configure(self, preset: str) -> None:
         require_preset(preset)
         out = self.build_dir(preset)
+        b.refuse_another_checkouts_tree(out, self.tree)  # it would grade the other's code
         if (out / "build.ninja").exists():
             return
         cmd = ["cmake", "-S", str(self.tree), "-B", str(out), "-G", "Ninja"]
