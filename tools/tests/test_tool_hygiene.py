@@ -227,6 +227,30 @@ class StepsBesideTest(unittest.TestCase):
         self.assertTrue(any(l.startswith("FAIL  beside") for l in lines), lines)
         self.assertEqual(lines[-1], "check: 3 passed, 1 failed")
 
+class CtestJobsTest(unittest.TestCase):
+    """The starters' tests, which mostly wait for a stub to time out, run 8 at a time
+    (check.STARTER_TEST_JOBS); the solutions' tests keep ctest.py's 2."""
+
+    def jobs_of(self, step) -> list[int]:
+        seen = []
+
+        def fake_ctest(preset, regex, junit, jobs=2, **_):
+            seen.append(jobs)
+            return []
+
+        with mock.patch.object(check, "run_ctest", fake_ctest), \
+                mock.patch.object(check.b, "build"):
+            with contextlib.suppress(check.StepFailed):
+                step()
+        return seen
+
+    def test_the_starters_run_eight_at_a_time_and_the_solutions_two(self):
+        self.assertEqual(check.STARTER_TEST_JOBS, 8)
+        self.assertEqual(self.jobs_of(check._starters_fail_each_exercise(all_lessons())), [8])
+        for preset in ("default", "tsan", "asan"):
+            self.assertEqual(self.jobs_of(check._tests_must_pass(preset)), [2], preset)
+
+
 class TestAndWatchTest(unittest.TestCase):
     def test_test_passes_its_options_to_run_test(self):
         with mock.patch.object(testing, "run_test", return_value=0) as run_test:
