@@ -30,6 +30,8 @@
 
 #include <ws/not_implemented.hpp>
 
+#include <ws/atomic.hpp>
+
 #include "fork_join.hpp"
 #include "thread_pool.hpp"
 
@@ -56,8 +58,9 @@ struct NodeState : Job {
     std::vector<NodeState*> successors;          // the nodes that wait for this one
     std::size_t num_predecessors = 0;            // the edges into this node
     // Predecessors that have not finished in this run: num_predecessors when the run starts,
-    // zero when the node is ready.
-    std::atomic<std::size_t> unfinished{0};
+    // zero when the node is ready. (ws::atomic is std::atomic; the explorer's tests swap in
+    // an instrumented one: tests/08_task_graph/model.)
+    ws::atomic<std::size_t> unfinished{0};
 };
 // ANCHOR_END: node_state
 
@@ -114,6 +117,7 @@ class TaskGraph {
   private:
     friend class Node;
     friend void run(ThreadPool& pool, TaskGraph& graph);
+    friend struct ExplorerAccess;  // the explorer's tests call release_successors
     using NodeState = detail::NodeState;
 
     void refuse_while_running(const char* what) const;
@@ -121,10 +125,12 @@ class TaskGraph {
     static void execute(Job* job) noexcept;
     void invoke(NodeState& node, ThreadPool& pool);
 
-    // The exercises:
+    // The exercises (release_successors pushes onto the ThreadPool; it is a template only so
+    // that the explorer's tests, tests/08_task_graph/model, can pass a stand-in that records):
     void link(NodeState& from, NodeState& to);                              // 1
     void start(ThreadPool& pool);                                           // 1
-    void release_successors(NodeState& node, ThreadPool& pool);             // 2
+    template <typename Pusher>                                              // 2
+    void release_successors(NodeState& node, Pusher& pool);                 // 2
     void reset();                                                           // 3
     void check_linkable(const NodeState& from, const NodeState& to) const;  // 4
     void check_acyclic();                                                   // 4
@@ -310,15 +316,18 @@ inline void TaskGraph::start(ThreadPool& pool) {
 // ANCHOR_END: start
 
 // ANCHOR: release_successors
-inline void TaskGraph::release_successors(NodeState& node, ThreadPool& pool) {
+template <typename Pusher>
+void TaskGraph::release_successors(NodeState& node, Pusher& pool) {
     // TODO(exercise 2): `node` has finished; each successor has one unfinished predecessor
     // fewer, and the successor whose last predecessor this was is on the pool — pushed by this
     // worker, onto its own deque. Rules: exactly one node pushes each successor, and only once
     // all its predecessors have finished; what every predecessor wrote must be visible to the
     // successor's task, whichever predecessor finished last (name the order you pick and what
-    // it pairs with: no test reliably catches a too-weak order); this runs inside a Job, which
-    // must not throw, and pool.push throws std::bad_alloc when a deque cannot grow: a ready
-    // successor still runs, once. Checked by Lesson08Ex2.
+    // it pairs with: on the pool no test reliably catches a too-weak order, only the Explorer
+    // tests do); this runs inside a Job, which must not throw, and pool.push throws
+    // std::bad_alloc when a deque cannot grow: a ready successor still runs, once. Checked by
+    // Lesson08Ex2 (its Explorer tests, tests/08_task_graph/model, try every interleaving of two
+    // predecessors and every order the memory model allows).
     (void)node;
     (void)pool;
     throw NotImplemented("lesson 08, exercise 2: TaskGraph::release_successors");
