@@ -276,3 +276,292 @@ TEST(Lesson02Ex2, TheDestructorRunsEveryTaskQueuedWhenItStarts) {
         << "the destructor must run every task queued when it started, on any queue; a worker "
            "may leave only when nothing is queued or running anywhere";
 }
+
+namespace {
+
+// A task's callable that watches where it is moved: on the thread `spawner` it counts its moves,
+// and the move numbered `hold_at` (the last one a spawn makes, found by counting a spawn first:
+// the one into the queue, under the queue's lock) waits until the thread `taker` is blocked on a
+// futex, that is, on that lock. Then, as the lock is released, the taker is woken, and with the
+// spawning thread at SCHED_IDLE on the taker's CPU it takes the task and runs it before spawn
+// returns.
+struct MoveWatch {
+    std::atomic<ws::testing::ThreadId> spawner{0};
+    std::atomic<ws::testing::ThreadId> taker{0};
+    std::atomic<int> hold_at{0};  // 0: hold no move
+    std::atomic<int> moves{0};
+    std::atomic<bool> held{false};  // the taker was seen blocked while the move waited
+    std::atomic<ws::testing::ThreadId> ran_on{0};
+
+    void moved() noexcept {
+        if (ws::testing::current_thread_id() != spawner.load()) return;
+        if (moves.fetch_add(1) + 1 == hold_at.load()) {
+            const auto taker_tid = taker.load();
+            held = wait_until([&] { return ws::testing::blocked_on_futex(taker_tid); },
+                              1s * slowdown());
+        }
+    }
+};
+
+class Watched {
+  public:
+    explicit Watched(std::shared_ptr<MoveWatch> watch) : watch_(std::move(watch)) {}
+    Watched(Watched&& other) noexcept : watch_(std::move(other.watch_)) {
+        if (watch_) watch_->moved();
+    }
+    Watched(const Watched&) = delete;
+    Watched& operator=(const Watched&) = delete;
+    Watched& operator=(Watched&&) = delete;
+    ~Watched() = default;
+    void operator()() const { watch_->ran_on = ws::testing::current_thread_id(); }
+
+  private:
+    std::shared_ptr<MoveWatch> watch_;
+};
+static_assert(ws::Task::fits_inline<Watched>(), "moving the Task must move the callable");
+
+// Spawns a Watched from the calling thread; returns how many moves of it the spawn made there.
+int spawn_watched(ThreadPool& pool, const std::shared_ptr<MoveWatch>& watch) {
+    ws::Task task{Watched{watch}};
+    watch->spawner = ws::testing::current_thread_id();
+    watch->moves = 0;  // count from here: the moves of spawn itself
+    pool.spawn(std::move(task));
+    return watch->moves.load();
+}
+
+// A two-worker pool whose workers run on one CPU, the CPU of the calling thread.
+struct PoolOnOneCpu {
+    std::vector<ws::testing::ThreadId> before = ws::testing::thread_ids();
+    std::unique_ptr<ThreadPool> pool = std::make_unique<ThreadPool>(2);
+    std::vector<ws::testing::ThreadId> workers = ws::testing::new_threads(before);
+    int cpu = ws::testing::a_cpu_of_this_thread();
+
+    PoolOnOneCpu() {
+        for (const auto tid : workers)
+            ws::testing::pin_to_cpu(tid, cpu);
+    }
+};
+
+// A thread on `cpu` that calls pool.wait_idle(), with a short time slice, so that when a worker
+// on that CPU wakes it, it runs before a SCHED_IDLE thread there goes on.
+class Waiter {
+  public:
+    Waiter(ThreadPool& pool, int cpu)
+        : call_([&pool, cpu, returned = returned_, tid = tid_] {
+              const auto me = ws::testing::current_thread_id();
+              ws::testing::pin_to_cpu(me, cpu);
+              ws::testing::request_short_slice(me);
+              *tid = me;
+              pool.wait_idle();
+              *returned = true;
+          }) {}
+
+    // Whether it went to sleep in wait_idle.
+    bool asleep() {
+        return wait_until([&] { return tid_->load() != 0; }, 10s * slowdown()) &&
+               ws::testing::wait_until_all({tid_->load()}, ws::testing::blocked_on_futex,
+                                           10s * slowdown());
+    }
+
+    // Whether wait_idle has returned, once it has either returned or slept on (blocked on a
+    // futex) for 50 polls in a row: if it was woken, it has seen what it was woken for.
+    bool returned_by_now() {
+        int asleep_polls = 0;
+        wait_until(
+            [&] {
+                if (returned_->load()) return true;
+                asleep_polls = ws::testing::blocked_on_futex(tid_->load()) ? asleep_polls + 1 : 0;
+                return asleep_polls >= 50;
+            },
+            10s * slowdown());
+        return returned_->load();
+    }
+
+    bool finished() { return call_.wait_for(10s * slowdown()); }
+
+  private:
+    std::shared_ptr<std::atomic<bool>> returned_ = std::make_shared<std::atomic<bool>>(false);
+    std::shared_ptr<std::atomic<ws::testing::ThreadId>> tid_ =
+        std::make_shared<std::atomic<ws::testing::ThreadId>>(0);
+    ws::testing::DetachedCall call_;
+};
+
+// A thread that spins on `cpu` while it exists, so that a SCHED_IDLE thread there gets no turn
+// while a normal thread it woke waits for one (EEVDF may pick the SCHED_IDLE thread when the
+// woken one is not yet eligible).
+class Spinner {
+  public:
+    explicit Spinner(int cpu)
+        : thread_([this, cpu] {
+              ws::testing::pin_to_cpu(ws::testing::current_thread_id(), cpu);
+              while (on_.load(std::memory_order_relaxed)) {
+              }
+          }) {}
+    Spinner(const Spinner&) = delete;
+    Spinner& operator=(const Spinner&) = delete;
+    ~Spinner() {
+        on_.store(false, std::memory_order_relaxed);  // a stop flag: it publishes nothing
+        thread_.join();
+    }
+
+  private:
+    std::atomic<bool> on_{true};
+    std::thread thread_;
+};
+
+}  // namespace
+
+TEST(Lesson02Ex2, WaitIdleWaitsForAParentWhoseChildIsStolenAsItIsQueued) {
+    // A task counts as pending from before it is queued: once it is in a queue, another worker
+    // may take it, run it and subtract it at once. Forced here: the parent's worker is at
+    // SCHED_IDLE on one CPU with the other worker and with a thread asleep in wait_idle, and its
+    // spawn of the child is held inside the push, under its queue's lock, until the other worker
+    // is blocked on that lock trying to steal. Released, the thief runs the child and, out of
+    // work, subtracts it, all before the parent's spawn goes on; the parent still runs. If the
+    // child was counted only after the push, that subtraction takes pending_ to zero and
+    // wait_idle returns while the parent runs. A thread of the test spins on that CPU meanwhile,
+    // so that the parent's worker gets no turn before the woken waiter has looked (without it,
+    // the waiter lost that race in 1 of 6 quiet runs). Up to 5 attempts: on a busy machine the
+    // scheduler does not always switch at once.
+    if (!ws::testing::kCanSteerThreads) GTEST_SKIP() << "needs Linux (/proc, sched_setscheduler)";
+    PoolOnOneCpu p;
+    ThreadPool& pool = *p.pool;
+    ASSERT_EQ(p.workers.size(), 2u);
+    const ws::testing::ThreadId parents_worker = p.workers[0], thief = p.workers[1];
+    ws::testing::make_idle_priority(parents_worker);  // the pool's worker ends with the pool
+    ws::testing::request_short_slice(thief);
+
+    // How many moves a spawn from a worker makes of its task: the last is the one to hold.
+    auto moves = std::make_shared<std::atomic<int>>(0);
+    pool.spawn([&pool, moves] { *moves = spawn_watched(pool, std::make_shared<MoveWatch>()); });
+    pool.wait_idle();
+    ASSERT_GT(moves->load(), 0);
+
+    int forced = 0;
+    for (int attempt = 1; attempt <= 5; ++attempt) {
+        pool.wait_idle();  // every worker has subtracted what it ran
+        struct Shared {
+            std::atomic<ws::testing::ThreadId> tid[2]{};
+            std::atomic<int> role[2]{};  // 0: wait, 1: leave, 2: be the parent
+            std::atomic<bool> spawned{false};
+            std::atomic<bool> release{false};
+            std::shared_ptr<MoveWatch> watch = std::make_shared<MoveWatch>();
+        };
+        auto shared = std::make_shared<Shared>();
+        // Two tasks from outside, one on each worker; the one on parents_worker is the parent.
+        for (int i = 0; i < 2; ++i) {
+            pool.spawn([&pool, shared, i] {
+                shared->tid[i] = ws::testing::current_thread_id();
+                wait_until([&] { return shared->role[i].load() != 0; }, 10s * slowdown());
+                if (shared->role[i].load() != 2) return;
+                spawn_watched(pool, shared->watch);
+                shared->spawned = true;
+                wait_until([&] { return shared->release.load(); }, 10s * slowdown());
+            });
+        }
+        ASSERT_TRUE(
+            wait_until([&] { return shared->tid[0].load() != 0 && shared->tid[1].load() != 0; },
+                       10s * slowdown()))
+            << "the two tasks did not run at the same time on the two workers";
+        const int parent = shared->tid[0].load() == parents_worker ? 0 : 1;
+        ASSERT_EQ(shared->tid[parent].load(), parents_worker);
+        shared->role[1 - parent] = 1;
+
+        Waiter waiter(pool, p.cpu);
+        ASSERT_TRUE(waiter.asleep()) << "wait_idle did not go to sleep while a task ran";
+        const auto steals_before = pool.stats().steals;
+        shared->watch->taker = thief;
+        shared->watch->hold_at = moves->load();
+        bool early = false;
+        {
+            Spinner spinner(p.cpu);
+            shared->role[parent] = 2;
+            if (!wait_until([&] { return shared->spawned.load(); }, 10s * slowdown())) {
+                (void)p.pool.release();  // the waiter may still be in wait_idle: leak the pool
+                FAIL() << "the parent's spawn did not return";
+            }
+            early = waiter.returned_by_now();
+        }
+        shared->release = true;
+        if (!waiter.finished()) {
+            (void)p.pool.release();  // the waiter is still in wait_idle: leak the pool
+            FAIL() << "wait_idle did not return";
+        }
+        ASSERT_FALSE(early)
+            << "wait_idle returned while the parent still ran (attempt " << attempt
+            << "): another worker stole its child as it was pushed, ran it and subtracted it "
+               "from pending_ before the parent's spawn counted it. Count a task before it is "
+               "queued, on every path of spawn";
+        if (shared->watch->held.load()) {
+            ++forced;
+            ASSERT_TRUE(
+                wait_until([&] { return shared->watch->ran_on.load() != 0; }, 10s * slowdown()));
+            ASSERT_NE(pool.stats().steals, steals_before)
+                << "the other worker took the child without stealing it: a task spawned by a "
+                   "worker goes to that worker's own queue, not to the shared one";
+        } else if (pool.stats().steals == 0) {
+            GTEST_SKIP() << "no worker stole the child: this test needs exercise 3 (steal)";
+        }
+    }
+    if (forced == 0) GTEST_SKIP() << "the child's push could not be held while a thief waited";
+}
+
+TEST(Lesson02Ex2, WaitIdleWaitsForATaskWhoseSiblingFromOutsideRanAsItWasQueued) {
+    // The same for a spawn from outside: one worker runs a task, a thread sleeps in wait_idle,
+    // and another thread, at SCHED_IDLE on the CPU of the other worker and of the waiter, spawns
+    // a second task, held inside the push (under the pool's mutex) until that worker is blocked
+    // on the mutex. Released, the worker takes the task, runs it and subtracts it before the
+    // spawn goes on. If it was counted only after the push, pending_ reaches zero and wait_idle
+    // returns while the first task still runs (or, with nothing running, pending_ wraps below
+    // zero and the spawn's late increment brings it back to zero without waking anybody).
+    if (!ws::testing::kCanSteerThreads) GTEST_SKIP() << "needs Linux (/proc, sched_setscheduler)";
+    PoolOnOneCpu p;
+    ThreadPool& pool = *p.pool;
+    ASSERT_EQ(p.workers.size(), 2u);
+    for (const auto tid : p.workers)
+        ws::testing::request_short_slice(tid);
+
+    // How many moves a spawn from outside makes of its task: the last is the one to hold.
+    const int moves = spawn_watched(pool, std::make_shared<MoveWatch>());
+    pool.wait_idle();
+    ASSERT_GT(moves, 0);
+
+    int forced = 0;
+    for (int attempt = 1; attempt <= 5; ++attempt) {
+        pool.wait_idle();  // every worker has subtracted what it ran
+        auto busy_tid = std::make_shared<std::atomic<ws::testing::ThreadId>>(0);
+        auto release = std::make_shared<std::atomic<bool>>(false);
+        pool.spawn([busy_tid, release] {
+            *busy_tid = ws::testing::current_thread_id();
+            wait_until([&] { return release->load(); }, 10s * slowdown());
+        });
+        ASSERT_TRUE(wait_until([&] { return busy_tid->load() != 0; }, 10s * slowdown()));
+
+        Waiter waiter(pool, p.cpu);
+        ASSERT_TRUE(waiter.asleep()) << "wait_idle did not go to sleep while a task ran";
+        auto watch = std::make_shared<MoveWatch>();
+        watch->taker = busy_tid->load() == p.workers[0] ? p.workers[1] : p.workers[0];
+        watch->hold_at = moves;
+        ws::testing::DetachedCall spawner([&pool, cpu = p.cpu, watch] {
+            ws::testing::call_born_idle_on(cpu, [&] { spawn_watched(pool, watch); });
+        });
+        if (!spawner.wait_for(10s * slowdown())) {
+            (void)p.pool.release();  // the waiter and the spawner still use it: leak the pool
+            FAIL() << "spawn did not return";
+        }
+        if (const auto error = spawner.error()) std::rethrow_exception(error);
+        const bool early = waiter.returned_by_now();
+        *release = true;
+        if (!waiter.finished()) {
+            (void)p.pool.release();  // the waiter is still in wait_idle: leak the pool
+            FAIL() << "wait_idle did not return";
+        }
+        ASSERT_FALSE(early)
+            << "wait_idle returned while a task still ran (attempt " << attempt
+            << "): a worker took a task from outside as it was pushed, ran it and subtracted it "
+               "from pending_ before the spawn counted it. Count a task before it is queued, on "
+               "every path of spawn";
+        if (watch->held.load()) ++forced;
+    }
+    if (forced == 0) GTEST_SKIP() << "the push could not be held while a worker waited";
+}
