@@ -46,12 +46,21 @@ ThreadPool::ThreadPool(std::size_t num_workers) {
 
 void ThreadPool::spawn(Task task) {
     if (!task) throw std::invalid_argument("ThreadPool::spawn: the task is empty");
-    count_spawn();  // before it is queued, so the count cannot reach zero while it waits
-    if (tl_worker.pool == this) {
-        workers_[tl_worker.index]->queue.push(std::move(task));  // no shared lock at all
-    } else {
-        std::lock_guard lock(mutex_);
-        shared_.push_back(std::move(task));
+    // Counted before it is queued, so the count cannot reach zero while it waits.
+    const bool from_tally = count_spawn();
+    try {
+        if (tl_worker.pool == this) {
+            workers_[tl_worker.index]->queue.push(std::move(task));  // no shared lock at all
+        } else {
+            std::lock_guard lock(mutex_);
+            shared_.push_back(std::move(task));
+        }
+    } catch (...) {
+        // The push threw (std::bad_alloc from the deque, which is then unchanged): the task was
+        // never queued, so no worker will ever take its count off again. Left in, it would make
+        // wait_idle and the destructor wait forever for a task that does not exist.
+        uncount_spawn(from_tally);
+        throw;
     }
 }
 
@@ -64,18 +73,37 @@ void ThreadPool::spawn(Task task) {
 // runs out of work. Subtractions only come late, never early, so pending_ is never below the
 // true count and wait_idle cannot return too soon; and a worker that ran out of work has
 // reported everything, so pending_ reaches zero once the last worker runs dry.
-void ThreadPool::count_spawn() {
+bool ThreadPool::count_spawn() {
     if (tl_worker.pool == this) {
         std::size_t& unreported = workers_[tl_worker.index]->unreported;
         if (unreported > 0) {
             --unreported;
-            return;
+            return true;
         }
     }
     // Relaxed is enough: this increment happens before the task is queued, and so before
     // whichever subtraction takes its unit off again (that one comes after a worker took the
-    // task out of a queue through the queue's mutex). pending_ carries no data of its own.
+    // task out of a queue through the queue's mutex, or is uncount_spawn's, later in this
+    // thread). pending_ carries no data of its own.
     pending_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+}
+
+// Takes back exactly what count_spawn added, when the push after it threw.
+void ThreadPool::uncount_spawn(bool from_tally) {
+    if (from_tally) {
+        ++workers_[tl_worker.index]->unreported;  // the finished task it cancelled against
+        return;
+    }
+    // This may be the last unit (a spawn from outside into an idle pool): then it ends a wait,
+    // exactly as report_finished does. Release, like report_finished's subtraction, pairs with
+    // the acquire loads of pending_ in wait_idle and the worker loop's exit check.
+    if (pending_.fetch_sub(1, std::memory_order_release) == 1) {
+        // Under the mutex, so a wait_idle that has just checked pending_ under it and is about
+        // to sleep cannot miss this notification.
+        std::lock_guard lock(mutex_);
+        idle_.notify_all();
+    }
 }
 
 void ThreadPool::report_finished(std::size_t index) {

@@ -66,7 +66,8 @@ class ThreadPool {
     std::optional<Task> take_shared();
     std::optional<Task> steal(std::size_t thief, XorShift& rng);
     static void backoff(unsigned idle_rounds);
-    void count_spawn();
+    bool count_spawn();                   // true: it cancelled against this worker's tally
+    void uncount_spawn(bool from_tally);  // the push after count_spawn threw
     void report_finished(std::size_t index);
     void run_task(Task& task, std::size_t index);
     bool on_worker_thread() const noexcept;
