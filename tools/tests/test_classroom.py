@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 
 from workshop_cli import classroom, edition_book, environment, grading, watch  # noqa: E402
-from workshop_cli.lessons import UsageError, all_lessons, find_lesson  # noqa: E402
+from workshop_cli.lessons import (UsageError, all_lessons, find_lesson,  # noqa: E402
+                                  test_targets)
 
 VALIDATOR = ROOT / "book" / "node_modules" / ".bin" / "action-validator"
 
@@ -228,6 +229,11 @@ class OneLessonExportTest(unittest.TestCase):
         self.assertEqual(sorted(p.name for p in (d / "tests").iterdir()
                                 if p.name[:1].isdigit()), ["04_chase_lev"])
         self.assertTrue((d / "tests" / "common").is_dir())
+        # the explorer's scenarios too: `./workshop test 4` and the Classroom steps run them
+        model = sorted(p.name for p in (ROOT / "tests" / "04_chase_lev" / "model").iterdir())
+        self.assertEqual(sorted(p.name for p in (d / "tests" / "04_chase_lev" / "model")
+                                .iterdir()), model)
+        self.assertIn("test_ex2_explorer.cpp", model)
         self.assertFalse((d / "solutions").exists())
         self.assertEqual([p.name for p in (d / "bench").iterdir()], ["CMakeLists.txt"])
         for later in ("05", "06", "07"):
@@ -255,6 +261,10 @@ class OneLessonExportTest(unittest.TestCase):
         r = subprocess.run(["cmake", "--preset", "default"], cwd=self.dest, capture_output=True,
                            text=True)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        made = (self.dest / "build" / "default" / "build.ninja").read_text()
+        for target in test_targets(find_lesson("4"), False, self.dest):
+            self.assertIn(f"build {target}:", made)
+        self.assertIn("ws_lesson04_model_tests", test_targets(find_lesson("4"), False, self.dest))
         listed = workshop("list", cwd=self.dest)
         self.assertEqual(listed.returncode, 0, listed.stderr)
         self.assertIn("A lock-free Chase-Lev deque", listed.stdout)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 
 from .environment import packages_in
-from .lessons import Lesson
+from .lessons import Lesson, test_targets
 
 EXERCISE_POINTS = 10
 TSAN_POINTS = 5
@@ -36,9 +36,10 @@ def lesson_points(lesson: Lesson) -> int:
 
 def build_command(lessons: list[Lesson], single_lesson: bool) -> str:
     """Configures both presets with warnings as warnings (a warning must not cost points) and
-    builds what the steps test: the one lesson's tests, or everything."""
-    targets = "".join(f" --target ws_lesson{l.nn}_tests" for l in lessons) if single_lesson \
-        else ""
+    builds what the steps test: the one lesson's test programs (its explorer tests too), or
+    everything."""
+    targets = "".join(f" --target {t}" for l in lessons for t in test_targets(l, False)) \
+        if single_lesson else ""
     steps = []
     for preset in ("default", "tsan"):
         steps += [f"cmake --preset {preset} -DWS_WARNINGS_AS_ERRORS=OFF",

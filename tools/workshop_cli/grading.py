@@ -7,7 +7,12 @@
 - `grade --class DIR` does that for every checkout under DIR (one folder per student) and
   writes gradebook.csv; a student whose code does not build, hangs or crashes gets their row
   and the run goes on.
-- `--hidden DIR` adds DIR/NN_topic/*.cpp to the lessons' tests (in a scratch copy).
+- `--hidden DIR` adds DIR/NN_topic/*.cpp to the lessons' test programs (in a scratch copy;
+  not to the explorer's: DIR/NN_topic/model/ is not read).
+
+A lesson's tests are those of all its test programs: its tests and, when tests/NN_topic/model/
+*.cpp exist, its explorer tests (ws_lessonNN_model_tests; suites LessonNNExK like the others):
+each is built, listed and run, under g++ and under ThreadSanitizer.
 
 Scoring, the same as the Classroom workflow's points: per exercise 10 points times the share of
 its tests that pass under g++ (a test passes only if GoogleTest's report says so, on each of
@@ -30,7 +35,8 @@ from . import build as b, export
 from .args import parse_lesson_spec
 from .classroom import EXERCISE_POINTS, TSAN_POINTS
 from .gtest_run import Outcome, list_tests, run_tests
-from .lessons import ROOT, Lesson, UsageError, all_lessons
+from .lessons import (ROOT, Lesson, UsageError, all_lessons, test_programs, test_target,
+                      test_targets)
 from .submission import (Placed, Workspace, add_hidden_tests, copy_trusted_tree,
                          place_learner_files, snapshot, warnings_in)
 
@@ -159,54 +165,89 @@ def score(lesson: Lesson, grade: LessonGrade, expected: list[str], tsan: bool) -
         grade.tsan_points = TSAN_POINTS
 
 
-def grade_lesson(ws: Workspace, lesson: Lesson, target: str, *, expected: list[str] | None,
+# A lesson's expected tests, per test program (lessons.test_programs: "tests", "model_tests"):
+# each program runs its own.
+Expected = dict[str, list[str]]
+
+
+def all_tests(expected: Expected) -> list[str]:
+    """The tests of all of the lesson's programs, in one list of Suite.Test names (the
+    explorer's tests are in the exercises' suites too: LessonNNExK.Explorer...)."""
+    return [name for names in expected.values() for name in names]
+
+
+def list_program_tests(ws: Workspace, targets: dict[str, str]) -> Expected:
+    """What each built program lists (a tree that grades itself). Raises RuntimeError."""
+    return {program: list_tests(ws.binary("default", target))
+            for program, target in targets.items()}
+
+
+def run_programs(ws: Workspace, preset: str, lesson: Lesson, targets: dict[str, str],
+                 tests: Expected, *, repeat: int, jobs: int) -> dict[str, Outcome]:
+    """Runs each program's tests (reports in one folder per lesson, emptied first): the
+    outcomes of all of them."""
+    runs = ws.build_dir(preset) / "test-runs" / lesson.nn
+    shutil.rmtree(runs, ignore_errors=True)
+    results: dict[str, Outcome] = {}
+    for program, names in tests.items():
+        results.update(run_tests(ws.binary(preset, targets[program]), names, preset, runs,
+                                 repeat=repeat, jobs=jobs))
+    return results
+
+
+def tsan_pass(ws: Workspace, lesson: Lesson, grade: LessonGrade, targets: dict[str, str],
+              expected: Expected, *, repeat: int, jobs: int) -> None:
+    """Runs under ThreadSanitizer the tests that pass under g++, of every program (the
+    explorer's too, as `./workshop check` and the Classroom step do): fills in
+    grade.tsan_results and grade.tsan_clean."""
+    passing = {program: [t for t in names if grade.results[t].passed]
+               for program, names in expected.items()}
+    ran, total = len(all_tests(passing)), len(all_tests(expected))
+    if not ran:
+        grade.notes.append("ThreadSanitizer: not run (no test passes under g++)")
+        return
+    try:
+        ws.build("tsan", list(targets.values()))
+    except b.BuildError as e:
+        grade.notes.append("the ThreadSanitizer build failed: " +
+                           str(e).strip().splitlines()[0][:200])
+        return
+    grade.tsan_results = run_programs(ws, "tsan", lesson, targets, passing, repeat=repeat,
+                                      jobs=jobs)
+    grade.tsan_clean = not any("WARNING: ThreadSanitizer" in o.output
+                               for o in grade.tsan_results.values())
+    if ran < total:
+        grade.notes.append(f"ThreadSanitizer: ran the {ran} tests that pass under g++")
+
+
+def grade_lesson(ws: Workspace, lesson: Lesson, solution: bool, *, expected: Expected | None,
                  tsan: bool, repeat: int, jobs: int, grade: LessonGrade | None = None
                  ) -> LessonGrade:
-    """Builds `target` in the workspace's grading builds and runs its tests: the `expected`
-    ones (None: whatever the program lists, for a tree that grades itself)."""
+    """Builds the lesson's test programs (its explorer's too), against the starter or the
+    reference, in the workspace's grading builds and runs their tests: the `expected` ones of
+    each program (None: whatever the programs list, for a tree that grades itself)."""
     grade = grade or LessonGrade(lesson.number, lesson.title)
+    programs = list(expected) if expected is not None else test_programs(lesson, ws.tree)
+    targets = {p: test_target(lesson, solution, p) for p in programs}
     try:
-        grade.warnings += warnings_in(ws.build("default", [target]), ws.tree)
+        grade.warnings += warnings_in(ws.build("default", list(targets.values())), ws.tree)
     except b.BuildError as e:
         grade.build_error = str(e)[-4000:]
-        score(lesson, grade, expected or [], tsan)
+        score(lesson, grade, all_tests(expected or {}), tsan)
         return grade
-    binary = ws.binary("default", target)
     if expected is None:
         try:
-            expected = list_tests(binary)
+            expected = list_program_tests(ws, targets)
         except RuntimeError as e:
             grade.build_error = f"the test program does not list its tests: {e}"
             score(lesson, grade, [], tsan)
             return grade
-    runs = ws.build_dir("default") / "test-runs" / lesson.nn
-    shutil.rmtree(runs, ignore_errors=True)
-    grade.results = run_tests(binary, expected, "default", runs, repeat=repeat, jobs=jobs)
+    grade.results = run_programs(ws, "default", lesson, targets, expected, repeat=repeat,
+                                 jobs=jobs)
     if tsan:
-        passing = [t for t in expected if grade.results[t].passed]
-        if not passing:
-            grade.notes.append("ThreadSanitizer: not run (no test passes under g++)")
-        else:
-            try:
-                ws.build("tsan", [target])
-                runs = ws.build_dir("tsan") / "test-runs" / lesson.nn
-                shutil.rmtree(runs, ignore_errors=True)
-                grade.tsan_results = run_tests(ws.binary("tsan", target), passing, "tsan", runs,
-                                               repeat=repeat, jobs=jobs)
-                grade.tsan_clean = not any("WARNING: ThreadSanitizer" in o.output
-                                           for o in grade.tsan_results.values())
-                if len(passing) < len(expected):
-                    grade.notes.append(f"ThreadSanitizer: ran the {len(passing)} tests that "
-                                       "pass under g++")
-            except b.BuildError as e:
-                grade.notes.append("the ThreadSanitizer build failed: " +
-                                   str(e).strip().splitlines()[0][:200])
-    score(lesson, grade, expected, tsan)
+        tsan_pass(ws, lesson, grade, targets, expected, repeat=repeat, jobs=jobs)
+    score(lesson, grade, all_tests(expected), tsan)
     return grade
-
-
-def test_target(lesson: Lesson, solution: bool) -> str:
-    return f"ws_lesson{lesson.nn}{'_solution' if solution else ''}_tests"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -220,8 +261,8 @@ def grade_here(lessons: list[Lesson], *, solution: bool, tsan: bool, repeat: int
     ws = Workspace(ROOT, b.BUILD_ROOT)
     for lesson in lessons:
         b.progress(f"grading lesson {lesson.nn} ({what}) ...")
-        graded.lessons.append(grade_lesson(ws, lesson, test_target(lesson, solution),
-                                           expected=None, tsan=tsan, repeat=repeat, jobs=jobs))
+        graded.lessons.append(grade_lesson(ws, lesson, solution, expected=None, tsan=tsan,
+                                           repeat=repeat, jobs=jobs))
     graded.finished = now()
     return graded
 
@@ -241,7 +282,7 @@ class TrustedCopy:
         self.tree = self.scratch / "tree"
         self.pristine = self.scratch / "pristine"
         self.ws = Workspace(self.tree, self.tree / "build")
-        self.expected: dict[int, list[str]] = {}
+        self.expected: dict[int, Expected] = {}  # the reference's tests, per lesson
         self.hidden: list[str] = []
         self.fresh = True
         self._prepare(hidden, keep_solutions)
@@ -257,9 +298,9 @@ class TrustedCopy:
         for preset in ("default", "tsan") if self.tsan else ("default",):
             targets = []
             for l in self.lessons:
-                targets.append(test_target(l, False))
+                targets += test_targets(l, False, self.tree)
                 if has_solutions[l.number] and (preset == "default" or keep_solutions):
-                    targets.append(test_target(l, True))
+                    targets += test_targets(l, True, self.tree)
             b.progress(f"building the instructors' code ({preset}) ...")
             try:
                 self.ws.build(preset, targets)
@@ -268,16 +309,24 @@ class TrustedCopy:
                                    + (" (with the hidden tests)" if self.hidden else "")
                                    + f":\n{e}") from None
         for l in self.lessons:
-            reference = test_target(l, has_solutions[l.number])
-            try:
-                self.expected[l.number] = list_tests(self.ws.binary("default", reference))
-            except RuntimeError as e:
-                raise b.BuildError(f"the instructors' {reference} does not list its tests: "
-                                   f"{e}") from None
+            self.expected[l.number] = self._reference_tests(l, has_solutions[l.number])
         if not keep_solutions:
             # From here on student code is compiled: it must not be able to #include these.
             shutil.rmtree(self.tree / "solutions", ignore_errors=True)
             snapshot(self.tree, self.pristine)
+
+    def _reference_tests(self, lesson: Lesson, has_solution: bool) -> Expected:
+        """What every submission must pass: the tests each of the reference's programs lists
+        (the starter's, in an edition without solutions/)."""
+        expected: Expected = {}
+        for program in test_programs(lesson, self.tree):
+            reference = test_target(lesson, has_solution, program)
+            try:
+                expected[program] = list_tests(self.ws.binary("default", reference))
+            except RuntimeError as e:
+                raise b.BuildError(f"the instructors' {reference} does not list its tests: "
+                                   f"{e}") from None
+        return expected
 
     def fresh_tree(self) -> None:
         if not self.fresh:
@@ -298,11 +347,11 @@ class TrustedCopy:
             if placed.nothing:
                 grade.build_error = (f"not submitted: none of {', '.join(lesson.learner_files)} "
                                      f"is in lessons/{lesson.folder}/")
-                score(lesson, grade, expected, self.tsan)
+                score(lesson, grade, all_tests(expected), self.tsan)
             else:
                 b.progress(f"  {name}: lesson {lesson.nn} ...")
-                grade_lesson(self.ws, lesson, test_target(lesson, False), expected=expected,
-                             tsan=self.tsan, repeat=repeat, jobs=jobs, grade=grade)
+                grade_lesson(self.ws, lesson, False, expected=expected, tsan=self.tsan,
+                             repeat=repeat, jobs=jobs, grade=grade)
             graded.lessons.append(grade)
         graded.finished = now()
         return graded
@@ -312,8 +361,8 @@ class TrustedCopy:
                         repeat=repeat, tsan=self.tsan, hidden=self.hidden, threshold=threshold)
         for lesson in self.lessons:
             graded.lessons.append(grade_lesson(
-                self.ws, lesson, test_target(lesson, True), expected=self.expected[lesson.number],
-                tsan=self.tsan, repeat=repeat, jobs=jobs))
+                self.ws, lesson, True, expected=self.expected[lesson.number], tsan=self.tsan,
+                repeat=repeat, jobs=jobs))
         graded.finished = now()
         return graded
 

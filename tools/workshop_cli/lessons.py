@@ -59,6 +59,29 @@ def all_lessons(root: Path = ROOT) -> list[Lesson]:
     return lessons
 
 
+# A lesson's test programs (cmake/WsLesson.cmake): ws_lessonNN[_solution]_<program>. The
+# explorer's scenarios, tests/NN_topic/model/*.cpp, are a program of their own, built with the
+# model's ws::atomic; their tests are named like the others (LessonNNExK.Explorer...).
+TESTS, MODEL_TESTS = "tests", "model_tests"
+
+
+def test_programs(lesson: Lesson, root: Path = ROOT) -> list[str]:
+    """The lesson's test programs: its tests, and its explorer tests when it has some."""
+    model = any((root / "tests" / lesson.folder / "model").glob("*.cpp"))
+    return [TESTS, MODEL_TESTS] if model else [TESTS]
+
+
+def test_target(lesson: Lesson, solution: bool, program: str = TESTS) -> str:
+    """The CMake target of one of the lesson's test programs, against the starter or the
+    reference solution."""
+    return f"ws_lesson{lesson.nn}{'_solution' if solution else ''}_{program}"
+
+
+def test_targets(lesson: Lesson, solution: bool, root: Path = ROOT) -> list[str]:
+    """The CMake targets of all of the lesson's test programs: what testing it builds."""
+    return [test_target(lesson, solution, p) for p in test_programs(lesson, root)]
+
+
 def lesson_list_text(lessons: list[Lesson]) -> str:
     """The lessons on one line (an error message is one line)."""
     return "; ".join(f"{l.number} ({l.title})" for l in lessons) or "none"

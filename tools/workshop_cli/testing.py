@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from . import build as b
 from .ctest import TestResult, run_ctest
 from .export import is_student_edition
-from .lessons import ROOT, Lesson, UsageError
+from .lessons import ROOT, Lesson, UsageError, test_targets
 
 STATUS_FILE = ROOT / ".workshop" / "status.json"
 
@@ -45,10 +45,6 @@ def given_tests(lesson: Lesson) -> set[str]:
         return set()
 
 
-def test_target(lesson: Lesson, solution: bool) -> str:
-    return f"ws_lesson{lesson.nn}{'_solution' if solution else ''}_tests"
-
-
 def name_regex(lesson: Lesson, solution: bool, exercise: int | None) -> str:
     kind = "solution" if solution else "starter"
     suite = rf"Lesson{lesson.nn}Ex{exercise}\." if exercise is not None else ""
@@ -57,7 +53,9 @@ def name_regex(lesson: Lesson, solution: bool, exercise: int | None) -> str:
 
 def run_lesson_tests(lesson: Lesson, *, solution: bool, preset: str,
                      exercise: int | None = None, jobs: int = 2) -> list[TestResult]:
-    b.build(preset, [test_target(lesson, solution)])
+    # All of the lesson's test programs, the explorer's too: CTest would otherwise run an
+    # explorer program built before the learner's last edit, or none.
+    b.build(preset, test_targets(lesson, solution))
     kind = "solution" if solution else "starter"
     junit = b.build_dir(preset) / "reports" / f"lesson{lesson.nn}-{kind}.xml"
     return run_ctest(preset, name_regex(lesson, solution, exercise), junit, jobs=jobs)
