@@ -2,6 +2,7 @@
 are its tests like any other: `./workshop test`, grading and the Classroom build build them,
 and grading runs and scores them. Fast (about a second): the builds are recorded, not run, and
 the test programs are small Python scripts that answer like GoogleTest programs."""
+import re
 import sys
 import tempfile
 import unittest
@@ -17,6 +18,7 @@ from workshop_cli.lessons import all_lessons, find_lesson, test_targets  # noqa:
 # A GoogleTest program as grading uses one: --gtest_list_tests, or one test by --gtest_filter
 # with its XML report. TESTS: Suite.Test -> whether it passes.
 PROGRAM = '''#!{python}
+import re
 import sys
 TESTS = {tests!r}
 args = sys.argv[1:]
@@ -172,6 +174,40 @@ class GradingTest(unittest.TestCase):
         self.assertEqual(grade.results["Lesson04Ex3.ExplorerHidden"].status, "crashed")
         ex3 = next(e for e in grade.exercises if e.number == 3)
         self.assertEqual((ex3.passed, ex3.total), (0, 1))
+
+
+    def test_a_test_name_in_both_programs_is_refused(self):
+        """Results are kept by name: one program's outcome would silently replace the other's."""
+        ws = FakeWorkspace(Path(self.tmp.name), {
+            "ws_lesson04_tests": {PLAIN: True, EXPLORER: True},
+            "ws_lesson04_model_tests": {EXPLORER: False},
+            "ws_lesson04_solution_tests": {PLAIN: True, EXPLORER: True},
+            "ws_lesson04_solution_model_tests": {EXPLORER: True}})
+        grade = self.grade(ws)
+        self.assertIn(f"{EXPLORER} (in tests and model_tests)", grade.build_error or "")
+        self.assertEqual(grade.results, {})
+        copy = grading.TrustedCopy.__new__(grading.TrustedCopy)
+        copy.tree, copy.ws = ws.tree, ws
+        with self.assertRaisesRegex(grading.b.BuildError, "two of the instructors' test progr"):
+            copy._reference_tests(LESSON, has_solution=True)
+
+
+class NamesTest(unittest.TestCase):
+    def test_no_lesson_has_a_test_name_in_both_of_its_programs(self):
+        """The same rule on this tree's sources, so a clash is found before anyone grades."""
+        test = re.compile(r"^\s*TEST(?:_F)?\(\s*(\w+)\s*,\s*(\w+)\s*\)", re.M)
+
+        def names(folder: Path) -> set[str]:
+            return {f"{s}.{t}" for f in folder.glob("*.cpp") for s, t in
+                    test.findall(f.read_text())}
+        checked = 0
+        for lesson in all_lessons():
+            folder = ROOT / "tests" / lesson.folder
+            model = names(folder / "model")
+            if model:
+                checked += 1
+                self.assertEqual(names(folder) & model, set(), lesson.folder)
+        self.assertGreaterEqual(checked, 4)  # lessons 04, 05, 06, 08 at least
 
 
 if __name__ == "__main__":

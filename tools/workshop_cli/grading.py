@@ -176,10 +176,29 @@ def all_tests(expected: Expected) -> list[str]:
     return [name for names in expected.values() for name in names]
 
 
+def in_two_programs(expected: Expected) -> list[str]:
+    """The test names that more than one of the lesson's programs lists. Results are kept by
+    name, so one program's outcome would silently replace the other's: grading refuses."""
+    seen: dict[str, str] = {}
+    clashes = []
+    for program, names in expected.items():
+        for name in names:
+            if name in seen and seen[name] != program:
+                clashes.append(f"{name} (in {seen[name]} and {program})")
+            seen.setdefault(name, program)
+    return clashes
+
+
 def list_program_tests(ws: Workspace, targets: dict[str, str]) -> Expected:
-    """What each built program lists (a tree that grades itself). Raises RuntimeError."""
-    return {program: list_tests(ws.binary("default", target))
-            for program, target in targets.items()}
+    """What each built program lists (a tree that grades itself). Raises RuntimeError, also
+    when two programs list the same test."""
+    expected = {program: list_tests(ws.binary("default", target))
+                for program, target in targets.items()}
+    clashes = in_two_programs(expected)
+    if clashes:
+        raise RuntimeError("a test name is in two test programs, so one result would replace "
+                           "the other: " + "; ".join(clashes))
+    return expected
 
 
 def run_programs(ws: Workspace, preset: str, lesson: Lesson, targets: dict[str, str],
@@ -239,7 +258,7 @@ def grade_lesson(ws: Workspace, lesson: Lesson, solution: bool, *, expected: Exp
         try:
             expected = list_program_tests(ws, targets)
         except RuntimeError as e:
-            grade.build_error = f"the test program does not list its tests: {e}"
+            grade.build_error = f"the test programs do not list their tests: {e}"
             score(lesson, grade, [], tsan)
             return grade
     grade.results = run_programs(ws, "default", lesson, targets, expected, repeat=repeat,
@@ -326,6 +345,11 @@ class TrustedCopy:
             except RuntimeError as e:
                 raise b.BuildError(f"the instructors' {reference} does not list its tests: "
                                    f"{e}") from None
+        clashes = in_two_programs(expected)
+        if clashes:
+            raise b.BuildError(f"lesson {lesson.nn}: a test name is in two of the instructors' "
+                               "test programs, so one result would replace the other: "
+                               + "; ".join(clashes))
         return expected
 
     def fresh_tree(self) -> None:
