@@ -12,8 +12,8 @@ from unittest import mock
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 
-from workshop_cli import classroom, gradebook, grading, testing  # noqa: E402
-from workshop_cli.lessons import all_lessons, find_lesson, test_targets  # noqa: E402
+from workshop_cli import classroom, gradebook, grading, submission, testing  # noqa: E402
+from workshop_cli.lessons import UsageError, all_lessons, find_lesson, test_targets  # noqa: E402
 
 # A GoogleTest program as grading uses one: --gtest_list_tests, or one test by --gtest_filter
 # with its XML report. TESTS: Suite.Test -> whether it passes.
@@ -208,6 +208,26 @@ class NamesTest(unittest.TestCase):
                 checked += 1
                 self.assertEqual(names(folder) & model, set(), lesson.folder)
         self.assertGreaterEqual(checked, 4)  # lessons 04, 05, 06, 08 at least
+
+
+class HiddenTestsTest(unittest.TestCase):
+    def test_hidden_explorer_tests_go_into_the_model_program(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            hidden, tree = Path(tmp) / "hidden", Path(tmp) / "tree"
+            (hidden / LESSON.folder / "model").mkdir(parents=True)
+            (hidden / LESSON.folder / "hidden_ex2.cpp").write_text("// plain\n")
+            (hidden / LESSON.folder / "model" / "hidden_ex2_explorer.cpp").write_text("// x\n")
+            (tree / "tests" / LESSON.folder).mkdir(parents=True)
+            self.assertEqual(test_targets(LESSON, False, tree), ["ws_lesson04_tests"])
+            added = submission.add_hidden_tests(hidden, tree, [LESSON])
+            self.assertEqual(added, [f"tests/{LESSON.folder}/hidden_ex2.cpp",
+                                     f"tests/{LESSON.folder}/model/hidden_ex2_explorer.cpp"])
+            self.assertTrue((tree / added[1]).is_file())
+            self.assertEqual(test_targets(LESSON, False, tree),
+                             ["ws_lesson04_tests", "ws_lesson04_model_tests"])
+            (hidden / LESSON.folder / "hidden_ex2.cpp").unlink()  # only the model file clashes
+            with self.assertRaisesRegex(UsageError, "name of a public test file .*model/"):
+                submission.add_hidden_tests(hidden, tree, [LESSON])
 
 
 if __name__ == "__main__":

@@ -190,23 +190,28 @@ def copy_trusted_tree(root: Path, dest: Path, files: list[Path]) -> None:
 
 def add_hidden_tests(hidden: Path, tree: Path, lessons: list[Lesson]) -> list[str]:
     """Copies hidden/NN_topic/*.{cpp,hpp} into tree/tests/NN_topic (every .cpp there is built
-    into the lesson's test program). Returns what it added; refuses to overwrite a public test."""
+    into the lesson's test program), and hidden/NN_topic/model/* into tree/tests/NN_topic/model
+    (the explorer's program, built with the model's atomics). Returns what it added; refuses
+    to overwrite a public test."""
     from .lessons import UsageError
     added = []
     for lesson in lessons:
-        folder = hidden / lesson.folder
-        if not folder.is_dir():
-            continue
-        for f in sorted(folder.iterdir()):
-            if f.suffix not in (".cpp", ".hpp", ".h") or not f.is_file():
+        for sub in ("", "model"):
+            folder = hidden / lesson.folder / sub
+            if not folder.is_dir():
                 continue
-            dst = tree / "tests" / lesson.folder / f.name
-            if dst.exists():
-                raise UsageError(f"hidden test {f} has the name of a public test file "
-                                 f"(tests/{lesson.folder}/{f.name}); rename it, e.g. "
-                                 f"hidden_{f.name}")
-            shutil.copyfile(f, dst)
-            added.append(f"tests/{lesson.folder}/{f.name}")
+            where = Path("tests") / lesson.folder / sub
+            for f in sorted(folder.iterdir()):
+                if f.suffix not in (".cpp", ".hpp", ".h") or not f.is_file():
+                    continue
+                dst = tree / where / f.name
+                if dst.exists():
+                    raise UsageError(f"hidden test {f} has the name of a public test file "
+                                     f"({(where / f.name).as_posix()}); rename it, e.g. "
+                                     f"hidden_{f.name}")
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(f, dst)
+                added.append((where / f.name).as_posix())
     return added
 
 
