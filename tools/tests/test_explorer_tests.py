@@ -12,7 +12,7 @@ from unittest import mock
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 
-from workshop_cli import classroom, gradebook, grading, submission, testing  # noqa: E402
+from workshop_cli import args, classroom, gradebook, grading, submission, testing  # noqa: E402
 from workshop_cli.lessons import UsageError, all_lessons, find_lesson, test_targets  # noqa: E402
 
 # A GoogleTest program as grading uses one: --gtest_list_tests, or one test by --gtest_filter
@@ -228,6 +228,8 @@ class HiddenTestsTest(unittest.TestCase):
             (hidden / LESSON.folder / "hidden_ex2.cpp").unlink()  # only the model file clashes
             with self.assertRaisesRegex(UsageError, "name of a public test file .*model/"):
                 submission.add_hidden_tests(hidden, tree, [LESSON])
+            # A folder of explorer tests only is a valid --hidden argument.
+            self.assertEqual(args.hidden_dir(str(hidden)), hidden)
 
 
 if __name__ == "__main__":

@@ -166,7 +166,7 @@ def class_dir(text: str) -> Path:
 
 def hidden_dir(text: str) -> Path:
     """Hidden tests: NN_topic/*.cpp folders named like tests/NN_topic (or a tests/ folder of
-    them)."""
+    them), and NN_topic/model/*.cpp for the explorer's program."""
     path = existing_dir(text)
     if (path / "tests").is_dir():
         path = path / "tests"
@@ -177,8 +177,8 @@ def hidden_dir(text: str) -> Path:
     if stray:
         raise Bad(f"{path}/{stray[0]} is not a lesson's test folder (they are named like "
                   f"{sorted(folders)[0]})")
-    if not any(f.suffix == ".cpp" for p in found for f in p.iterdir()):
-        raise Bad(f"{path} has no NN_topic/*.cpp test files")
+    if not any(f.suffix == ".cpp" for p in found for f in (*p.glob("*"), *p.glob("model/*"))):
+        raise Bad(f"{path} has no NN_topic/*.cpp or NN_topic/model/*.cpp test files")
     return path
 
 

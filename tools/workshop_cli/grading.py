@@ -7,8 +7,8 @@
 - `grade --class DIR` does that for every checkout under DIR (one folder per student) and
   writes gradebook.csv; a student whose code does not build, hangs or crashes gets their row
   and the run goes on.
-- `--hidden DIR` adds DIR/NN_topic/*.cpp to the lessons' test programs (in a scratch copy;
-  not to the explorer's: DIR/NN_topic/model/ is not read).
+- `--hidden DIR` adds DIR/NN_topic/*.cpp to the lessons' test programs and
+  DIR/NN_topic/model/*.cpp to their explorer programs (in a scratch copy).
 
 A lesson's tests are those of all its test programs: its tests and, when tests/NN_topic/model/
 *.cpp exist, its explorer tests (ws_lessonNN_model_tests; suites LessonNNExK like the others):

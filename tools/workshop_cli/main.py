@@ -320,7 +320,8 @@ def parser() -> argparse.ArgumentParser:
                    help="a folder with one student's checkout per subfolder: grades each as "
                         "--submission does and writes gradebook.csv")
     g.add_argument("--hidden", type=argtypes.hidden_dir, metavar="DIR",
-                   help="hidden tests: DIR/NN_topic/*.cpp, added to the lessons' tests")
+                   help="hidden tests: DIR/NN_topic/*.cpp (and NN_topic/model/*.cpp, explorer "
+                        "tests), added to the lessons' tests")
     g.add_argument("--repeat", type=argtypes.positive_int, default=1, metavar="K",
                    help="run each test K times; it passes only if all K pass (default 1)")
     g.add_argument("--jobs", "-j", type=argtypes.positive_int, default=2,
