@@ -6,22 +6,29 @@
 // task onto the worker's own queue, counted in pending_ or against the worker's tally of
 // finished tasks.
 //
-// Deterministic: this file replaces the global operator new and delete, so that a thread can
-// make its next allocation throw. The tests arm the spawning thread just before each spawn (the
-// task is built by then, and a small task allocates nothing) and spawn one task after another
-// until a push needs a new block and throws. Not under the sanitizers: their runtimes own
-// operator new.
+// A fourth test checks the other half of taking the count back: when the unit taken back is
+// pending_'s last, a wait_idle caller may have seen it and gone to sleep, and must be woken.
+//
+// Deterministic: <ws/testing/failing_new.hpp> (ld --wrap, set for this program in the root
+// CMakeLists.txt) makes a thread's next allocation throw. The tests arm the spawning thread just
+// before each spawn (the task is built by then, and a small task allocates nothing) and spawn
+// one task after another until a push needs a new block and throws. Under ThreadSanitizer and
+// AddressSanitizer too.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
-#include <cstdlib>
+#include <cstdint>
+#include <fstream>
 #include <memory>
 #include <new>
+#include <string>
+#include <thread>
 #include <utility>
 
 #include <ws/task.hpp>
-#include <ws/testing/sanitizer.hpp>
+#include <ws/testing/failing_new.hpp>
+#include <ws/testing/thread_state.hpp>
 #include <ws/testing/wait.hpp>
 #include <ws/testing/within.hpp>
 
@@ -31,12 +38,9 @@
 using namespace std::chrono_literals;
 using ws::lesson02::ThreadPool;
 using ws::testing::slowdown;
+using ws::testing::wait_until;
 
-#if defined(__linux__) && !defined(WS_SANITIZER_ALLOCATOR)
 namespace {
-// Armed on one thread only; every other allocation of the test program goes straight to malloc.
-thread_local bool tl_fail_next_allocation = false;
-
 // More than any deque needs before its next block: a block holds 8 tasks in libstdc++.
 constexpr int kMaxTries = 1000;
 
@@ -58,28 +62,33 @@ void spawn_until_one_throws(ThreadPool& pool, SpawnRecord& record) {
     } done{record};
     for (int i = 0; i < kMaxTries; ++i) {
         ws::Task task([&record] { record.ran.fetch_add(1); });
-        tl_fail_next_allocation = true;
+        ws::testing::fail_allocation_after(0);
         try {
             pool.spawn(std::move(task));
         } catch (const std::bad_alloc&) {
-            tl_fail_next_allocation = false;
+            ws::testing::disarm_allocation_failures();
             record.threw_bad_alloc = true;
             return;
         } catch (...) {
-            tl_fail_next_allocation = false;
+            ws::testing::disarm_allocation_failures();
             record.threw_other = true;
             return;
         }
-        tl_fail_next_allocation = false;
+        ws::testing::disarm_allocation_failures();
         record.succeeded.fetch_add(1);
     }
 }
+
+constexpr const char* kCountLeft =
+    "wait_idle did not return after a spawn whose push threw std::bad_alloc: the failed spawn "
+    "left its task counted in pending_ (or took a unit of the worker's tally and never gave it "
+    "back). Take the count back before the exception leaves spawn";
 
 // After the failed spawn: wait_idle returns within 2 s, every task that was queued ran, and the
 // pool is destroyed within 2 s. A call that does not return leaves the pool leaked, not
 // destroyed (its workers still use it).
 void expect_the_pool_recovers(std::unique_ptr<ThreadPool> pool, const SpawnRecord& record) {
-    if (!ws::testing::wait_until([&] { return record.done.load(); }, 10s * slowdown())) {
+    if (!wait_until([&] { return record.done.load(); }, 10s * slowdown())) {
         (void)pool.release();
         FAIL() << "the task that spawns never finished";
     }
@@ -89,10 +98,7 @@ void expect_the_pool_recovers(std::unique_ptr<ThreadPool> pool, const SpawnRecor
     ws::testing::DetachedCall wait([p = pool.get()] { p->wait_idle(); });
     if (!wait.wait_for(2s * slowdown())) {
         (void)pool.release();
-        FAIL() << "wait_idle did not return after a spawn whose push threw std::bad_alloc: the "
-                  "failed spawn left its task counted in pending_ (or took a unit of the "
-                  "worker's tally and never gave it back). Take the count back before the "
-                  "exception leaves spawn";
+        FAIL() << kCountLeft;
     }
     if (const auto error = wait.error()) std::rethrow_exception(error);
     EXPECT_EQ(record.ran.load(), record.succeeded.load())
@@ -102,30 +108,10 @@ void expect_the_pool_recovers(std::unique_ptr<ThreadPool> pool, const SpawnRecor
 }
 }  // namespace
 
-// Through pointers: g++ 12 takes a replacement operator delete that calls free() for a
-// mismatched new/delete pair (-Wmismatched-new-delete) once it sees the malloc behind this
-// operator new, although both are ours.
-void* (*volatile g_acquire)(std::size_t) = std::malloc;
-void (*volatile g_release)(void*) = std::free;
-
-void* operator new(std::size_t size) {
-    if (tl_fail_next_allocation) {
-        tl_fail_next_allocation = false;
-        throw std::bad_alloc();
-    }
-    if (void* p = g_acquire(size == 0 ? 1 : size)) return p;
-    throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept {
-    g_release(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-    g_release(p);
-}
-
 TEST(Lesson02Ex2, AFailedSpawnFromOutsideLeavesNothingCounted) {
     // Onto the shared queue, counted in pending_: with nothing else counted, taking the count
     // back takes pending_ to zero.
+    WS_SKIP_UNLESS_ALLOCATIONS_CAN_FAIL();
     auto pool = std::make_unique<ThreadPool>(2);
     SpawnRecord record;
     spawn_until_one_throws(*pool, record);
@@ -135,6 +121,7 @@ TEST(Lesson02Ex2, AFailedSpawnFromOutsideLeavesNothingCounted) {
 TEST(Lesson02Ex2, AFailedSpawnOntoTheWorkersOwnQueueLeavesNothingCounted) {
     // The pool's first task spawns: its worker has finished nothing yet, so each spawn adds
     // one to pending_.
+    WS_SKIP_UNLESS_ALLOCATIONS_CAN_FAIL();
     auto pool = std::make_unique<ThreadPool>(1);
     SpawnRecord record;
     pool->spawn([&record, p = pool.get()] { spawn_until_one_throws(*p, record); });
@@ -146,6 +133,7 @@ TEST(Lesson02Ex2, AFailedSpawnAgainstTheWorkersTallyLeavesNothingCounted) {
     // run newest first, so the oldest runs last, after kSiblings tasks finished on that worker
     // without its running out of work: each of its spawns cancels against that tally, until
     // one throws (within a deque block, far fewer than kSiblings).
+    WS_SKIP_UNLESS_ALLOCATIONS_CAN_FAIL();
     constexpr int kSiblings = 200;
     auto pool = std::make_unique<ThreadPool>(1);
     SpawnRecord record;
@@ -161,14 +149,177 @@ TEST(Lesson02Ex2, AFailedSpawnAgainstTheWorkersTallyLeavesNothingCounted) {
         << "test setup: more spawns succeeded than the worker's tally held, so the failed one "
            "did not cancel against the tally";
 }
+
+namespace {
+// The futex word the thread is blocked on, or 0 if it is not blocked in a futex wait:
+// /proc/self/task/TID/syscall holds the system call's number, then its arguments, the first of
+// which, for a futex wait, is the word's address (a mutex's, a condition variable's).
+std::uintptr_t futex_word_of(ws::testing::ThreadId tid) {
+#if defined(__linux__)
+    std::ifstream file("/proc/self/task/" + std::to_string(tid) + "/syscall");
+    long number = -1;
+    std::string word;
+    if (!(file >> number >> word) || number != SYS_futex || !ws::testing::asleep(tid)) return 0;
+    return static_cast<std::uintptr_t>(std::stoull(word, nullptr, 16));
 #else
-TEST(Lesson02Ex2, AFailedSpawnFromOutsideLeavesNothingCounted) {
-    GTEST_SKIP() << "replaces operator new: not under a sanitizer's allocator";
-}
-TEST(Lesson02Ex2, AFailedSpawnOntoTheWorkersOwnQueueLeavesNothingCounted) {
-    GTEST_SKIP() << "replaces operator new: not under a sanitizer's allocator";
-}
-TEST(Lesson02Ex2, AFailedSpawnAgainstTheWorkersTallyLeavesNothingCounted) {
-    GTEST_SKIP() << "replaces operator new: not under a sanitizer's allocator";
-}
+    (void)tid;
+    return 0;
 #endif
+}
+
+// The futex word (`expected`, if given) that the thread has been blocked on at 5 polls in a
+// row, 1 ms apart, so not a lock it is only passing through (a sanitizer's own, say); 0 if that
+// did not happen within `timeout`.
+std::uintptr_t wait_until_blocked(ws::testing::ThreadId tid, std::chrono::milliseconds timeout,
+                                  std::uintptr_t expected = 0) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::uintptr_t last = 0;
+    int in_a_row = 0;
+    while (std::chrono::steady_clock::now() < deadline) {
+        const std::uintptr_t word = futex_word_of(tid);
+        if (word == 0 || (expected != 0 && word != expected)) {
+            in_a_row = 0;
+        } else {
+            in_a_row = word == last ? in_a_row + 1 : 1;
+        }
+        last = word;
+        if (in_a_row >= 5) return word;
+        std::this_thread::sleep_for(1ms);
+    }
+    return 0;
+}
+
+// One spawn from outside, on a thread of its own, made when the test says go, with the thread's
+// next allocation armed to fail; inside the failing allocation (the pool's mutex still held, if
+// spawn holds it there), just before it throws, it waits until the test says release.
+struct HeldSpawn {
+    std::atomic<ws::testing::ThreadId> tid{0};
+    std::atomic<bool> go{false};
+    std::atomic<bool> held{false};  // waiting inside the failing allocation
+    std::atomic<bool> release{false};
+    std::atomic<bool> threw_bad_alloc{false};
+
+    static void hold(void* self) noexcept {
+        auto& spawn = *static_cast<HeldSpawn*>(self);
+        spawn.held = true;
+        wait_until([&] { return spawn.release.load(); }, 10s * slowdown());
+    }
+};
+
+ws::testing::DetachedCall start_held_spawn(ThreadPool& pool, std::shared_ptr<HeldSpawn> spawn) {
+    return ws::testing::DetachedCall([&pool, spawn] {
+        spawn->tid = ws::testing::current_thread_id();
+        if (!wait_until([&] { return spawn->go.load(); }, 10s * slowdown())) return;
+        ws::Task task([] {});
+        ws::testing::before_each_allocation_failure(&HeldSpawn::hold, spawn.get());
+        ws::testing::fail_allocation_after(0);
+        try {
+            pool.spawn(std::move(task));
+        } catch (const std::bad_alloc&) {
+            spawn->threw_bad_alloc = true;
+        }
+        ws::testing::disarm_allocation_failures();
+        ws::testing::before_each_allocation_failure(nullptr);
+    });
+}
+
+// A wait_idle call on a thread of its own, made when the test says go.
+struct HeldWait {
+    std::atomic<ws::testing::ThreadId> tid{0};
+    std::atomic<bool> go{false};
+};
+
+ws::testing::DetachedCall start_held_wait(ThreadPool& pool, std::shared_ptr<HeldWait> wait) {
+    return ws::testing::DetachedCall([&pool, wait] {
+        wait->tid = ws::testing::current_thread_id();
+        if (wait_until([&] { return wait->go.load(); }, 10s * slowdown())) pool.wait_idle();
+    });
+}
+}  // namespace
+
+TEST(Lesson02Ex2, AFailedSpawnWakesAWaitIdleAsleepOnItsCount) {
+    // A spawn from outside counts its task (pending_ 0 -> 1), takes the pool's mutex, and its
+    // push throws. A wait_idle that reads pending_ in between sees 1 and goes to sleep; taking
+    // the count back takes pending_ to zero, and must then wake it (under the mutex), as the
+    // last task to finish does, or it sleeps forever. Forced, with no help from the scheduler:
+    // spawn A is held inside its failing allocation, the mutex held; then wait_idle blocks on
+    // the mutex, then spawn B, counted (pending_ 2), behind it: the kernel wakes a futex's
+    // waiters in the order they came, and /proc shows both blocked on the same futex word.
+    // Released, A unlocks, which wakes wait_idle, and takes its count back (2 -> 1); wait_idle
+    // gets the mutex, sees B's unit and sleeps on the condition variable, which lets B in; B's
+    // push throws too, and whichever of A and B takes back the last unit must wake wait_idle.
+    // While B is held, /proc shows whether wait_idle sleeps on another futex word than the
+    // mutex's (the condition variable's): if not (the worker took the mutex between A and
+    // wait_idle, and so B got it before wait_idle), the test tries again, up to 5 times.
+    WS_SKIP_UNLESS_ALLOCATIONS_CAN_FAIL();
+    if (!ws::testing::kCanSteerThreads) GTEST_SKIP() << "needs Linux (/proc)";
+    auto pool = std::make_unique<ThreadPool>(1);
+    // First a failed spawn from this thread: the shared queue's deque then needs a new block for
+    // its next push, and still does after each failed push (a failed push leaves it unchanged).
+    SpawnRecord probe;
+    spawn_until_one_throws(*pool, probe);
+    ASSERT_TRUE(probe.threw_bad_alloc.load())
+        << (probe.threw_other.load() ? "spawn threw something other than std::bad_alloc"
+                                     : "no spawn threw (did any push allocate?)");
+    {
+        ws::testing::DetachedCall wait([p = pool.get()] { p->wait_idle(); });
+        if (!wait.wait_for(2s * slowdown())) {
+            (void)pool.release();  // the call still uses it: leak the pool
+            FAIL() << kCountLeft;
+        }
+    }
+
+    int forced = 0;
+    for (int attempt = 1; attempt <= 5 && forced == 0; ++attempt) {
+        auto a = std::make_shared<HeldSpawn>(), b = std::make_shared<HeldSpawn>();
+        auto wait = std::make_shared<HeldWait>();
+        ws::testing::DetachedCall a_call = start_held_spawn(*pool, a);
+        ws::testing::DetachedCall b_call = start_held_spawn(*pool, b);
+        ws::testing::DetachedCall wait_call = start_held_wait(*pool, wait);
+        ASSERT_TRUE(wait_until(
+            [&] { return a->tid.load() != 0 && b->tid.load() != 0 && wait->tid.load() != 0; },
+            10s * slowdown()));
+        a->go = true;
+        if (!wait_until([&] { return a->held.load(); }, 10s * slowdown())) {
+            (void)pool.release();  // the threads of the test may still use it: leak the pool
+            FAIL() << "a spawn from outside did not fail, although the shared queue's last push "
+                      "had failed for want of memory and nothing was pushed since";
+        }
+        wait->go = true;
+        const std::uintptr_t mutex_word = wait_until_blocked(wait->tid.load(), 10s * slowdown());
+        b->go = true;
+        const bool queued =
+            mutex_word != 0 && wait_until_blocked(b->tid.load(), 10s * slowdown(), mutex_word) != 0;
+        a->release = true;
+        if (!wait_until([&] { return b->held.load(); }, 10s * slowdown())) {
+            (void)pool.release();
+            FAIL() << "the second spawn from outside did not fail";
+        }
+        const std::uintptr_t wait_word =
+            queued ? wait_until_blocked(wait->tid.load(), 2s * slowdown()) : 0;
+        const bool this_forced = wait_word != 0 && wait_word != mutex_word;
+        b->release = true;
+        if (!a_call.wait_for(10s * slowdown()) || !b_call.wait_for(10s * slowdown())) {
+            (void)pool.release();
+            FAIL() << "a spawn whose push threw did not return";
+        }
+        if (const auto error = a_call.error()) std::rethrow_exception(error);
+        if (const auto error = b_call.error()) std::rethrow_exception(error);
+        ASSERT_TRUE(a->threw_bad_alloc.load() && b->threw_bad_alloc.load())
+            << "a spawn whose push failed did not throw std::bad_alloc";
+        if (!wait_call.wait_for(2s * slowdown())) {
+            (void)pool.release();  // wait_idle still uses it: leak the pool
+            FAIL() << "wait_idle did not return (attempt " << attempt << ", "
+                   << (this_forced ? "forced" : "not forced")
+                   << "): it went to sleep while a failed spawn's count was in pending_, and the "
+                      "spawn took its count back, leaving pending_ at zero, without waking it. "
+                      "Taking back the last unit ends a wait, exactly as the last task to "
+                      "finish does: notify idle_, under the mutex";
+        }
+        if (const auto error = wait_call.error()) std::rethrow_exception(error);
+        if (this_forced) ++forced;
+    }
+    EXPECT_TRUE(ws::testing::run_within(2s * slowdown(), [p = pool.release()] { delete p; }))
+        << "the pool's destructor did not return after failed spawns";
+    if (forced == 0) GTEST_SKIP() << "wait_idle could not be made to sleep between two spawns";
+}

@@ -7,6 +7,10 @@
 // allocations_not_freed_here() counts the calling thread's operator new calls minus its
 // operator delete calls, so a test can check that a call frees, on the thread that made it,
 // what it allocated there (a leak a plain build does not see otherwise).
+// before_each_allocation_failure(hook, context) runs hook(context) on the calling thread just
+// before each of its failing allocations throws: a test can hold the failing call there, at the
+// exact place where the code allocates (under a lock, say), until other threads have done what
+// the test needs, to force an interleaving.
 //
 // How: the linker sends every call of operator new and operator new[] made by code compiled
 // into the test program to __wrap__Znwm / __wrap__Znam below (ld --wrap, which the root
@@ -38,6 +42,9 @@ inline thread_local std::int64_t tl_successes_left = -1;
 inline std::atomic<std::uint64_t> g_failed{0};
 // This thread's operator new calls that succeeded, minus its operator delete calls.
 inline thread_local std::int64_t tl_not_freed = 0;
+// Run just before a failure of this thread throws (before_each_allocation_failure).
+inline thread_local void (*tl_before_failure)(void*) noexcept = nullptr;
+inline thread_local void* tl_before_failure_context = nullptr;
 
 inline void count_down_or_fail() {
     std::int64_t& left = tl_successes_left;
@@ -48,6 +55,13 @@ inline void count_down_or_fail() {
     }
     if (left == 0) left = -1;  // fail_allocation_after: one failure per arming
     g_failed.fetch_add(1, std::memory_order_relaxed);
+    if (void (*hook)(void*) noexcept = tl_before_failure) {
+        // The hook's own allocations never fail: this thread is disarmed while it runs (and
+        // refusing again afterwards, if it was).
+        const std::int64_t armed = std::exchange(left, -1);
+        hook(tl_before_failure_context);
+        left = armed;
+    }
     throw std::bad_alloc();
 }
 
@@ -92,6 +106,17 @@ inline constexpr bool kCanFailAllocations = false;
 // refusing).
 [[gnu::noinline]] inline bool disarm_allocation_failures() {
     return std::exchange(failing_new_detail::tl_successes_left, -1) != -1;
+}
+
+// From now on, hook(context) runs on the calling thread just before each of its allocation
+// failures throws, the failure already counted (failed_allocations), with the thread disarmed
+// meanwhile, so the hook may allocate; nullptr: no hook (the default). The hook must not throw
+// (noexcept). Typical use: wait there, inside the failing call, for other threads (a lock the
+// call holds then is still held). noinline: see fail_allocation_after.
+[[gnu::noinline]] inline void before_each_allocation_failure(void (*hook)(void*) noexcept,
+                                                             void* context = nullptr) {
+    failing_new_detail::tl_before_failure = hook;
+    failing_new_detail::tl_before_failure_context = context;
 }
 
 // The calling thread's operator new calls so far minus its operator delete calls: equal before
