@@ -4,8 +4,11 @@
 
 #include <cstddef>
 #include <deque>
+#include <iterator>
 #include <mutex>
+#include <new>
 #include <optional>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -65,7 +68,9 @@ class WorkerQueue {
         // TODO(exercise 2): afterwards the oldest half of this queue (rounded up) is at the back
         // of dest, in its order, nothing lost and nothing twice, and the count moved is
         // returned. Rule: the two-way steal above must never leave both threads waiting, for
-        // any number of queues robbing each other in any directions. Checked by Lesson03Ex2.
+        // any number of queues robbing each other in any directions; and when memory runs out
+        // (std::bad_alloc, in either step) no task may be lost and no exception may leave: a
+        // steal that cannot complete may move nothing. Checked by Lesson03Ex2.
         (void)dest;
         throw NotImplemented("lesson 03, exercise 2: WorkerQueue::steal_half_into");
     }

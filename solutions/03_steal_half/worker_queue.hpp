@@ -4,8 +4,11 @@
 
 #include <cstddef>
 #include <deque>
+#include <iterator>
 #include <mutex>
+#include <new>
 #include <optional>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -78,13 +81,26 @@ class WorkerQueue {
     // per steal. Locking both at once in a fixed order (std::scoped_lock) would also be correct,
     // but keeps the victim waiting while the thief waits for its own lock, and needs care when
     // dest is this queue.
+    //
+    // Out of memory (std::bad_alloc), a steal loses no task and throws nothing: it moves none.
+    // Why that is possible: steal_half reserves the batch before it takes a task, and
+    // std::deque's insert at either end adds the whole batch or, if it throws, changes nothing.
+    // So a batch dest has no room for is still whole, and goes back to the front of this queue,
+    // where it was. If even that fails, the batch exists nowhere else: try both again (tasks
+    // finishing elsewhere free memory), as a thief that found nothing tries again.
     std::size_t steal_half_into(WorkerQueue& dest) {
-        std::vector<Task> batch = steal_half();  // step 1: under this queue's lock only
+        std::vector<Task> batch;
+        try {
+            batch = steal_half();  // step 1: under this queue's lock only
+        } catch (const std::bad_alloc&) {
+            return 0;  // no room for the batch: nothing was taken
+        }
         if (batch.empty()) return 0;
-        std::lock_guard lock(dest.mutex_);  // step 2: under dest's lock only
-        for (Task& task : batch)
-            dest.tasks_.push_back(std::move(task));
-        return batch.size();
+        for (;;) {
+            if (dest.insert_all(batch, /*at_front=*/false)) return batch.size();  // step 2
+            if (insert_all(batch, /*at_front=*/true)) return 0;  // put back: nothing stolen
+            std::this_thread::yield();
+        }
     }
     // ANCHOR_END: steal_half_into
 
@@ -95,6 +111,22 @@ class WorkerQueue {
     }
 
   private:
+    // ANCHOR: insert_all
+    // Under this queue's lock only: moves the whole batch in, in its order, at the front or the
+    // back; out of memory, moves none of it and returns false.
+    bool insert_all(std::vector<Task>& batch, bool at_front) {
+        try {
+            std::lock_guard lock(mutex_);
+            tasks_.insert(at_front ? tasks_.begin() : tasks_.end(),
+                          std::make_move_iterator(batch.begin()),
+                          std::make_move_iterator(batch.end()));
+            return true;
+        } catch (const std::bad_alloc&) {
+            return false;
+        }
+    }
+    // ANCHOR_END: insert_all
+
     mutable std::mutex mutex_;
     std::deque<Task> tasks_;  // front: oldest, back: newest
 };
