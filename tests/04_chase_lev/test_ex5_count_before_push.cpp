@@ -93,7 +93,7 @@ TEST(Lesson04Ex5, WaitIdleWaitsForAParentWhoseChildIsStolenAsItIsPushed) {
     {
         std::int64_t probe = 0;
         ws::testing::WriteWatch watch(&probe, sizeof(probe), &hold_after_first_write, nullptr);
-        if (!watch.available()) GTEST_SKIP() << watch.why_unavailable();
+        if (!watch.available()) WS_SKIP_NOT_AVAILABLE_HERE(watch.why_unavailable());
     }
     struct Shared {
         Hold hold;
@@ -161,7 +161,7 @@ TEST(Lesson04Ex5, WaitIdleWaitsForAParentWhoseChildIsStolenAsItIsPushed) {
         << "the task never ran or its spawn never returned";
     if (shared->arm_failed.load()) {
         ASSERT_TRUE(waiter.wait_for(10s * slowdown())) << "wait_idle did not return";
-        GTEST_SKIP() << "on a worker: " << shared->why;
+        WS_SKIP_NOT_AVAILABLE_HERE("on a worker: " << shared->why);
     }
     ASSERT_TRUE(shared->hold.paused.load())
         << "a task's spawn never wrote its worker's deque's bottom index: a task spawned by a "

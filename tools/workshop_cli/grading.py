@@ -34,7 +34,7 @@ from pathlib import Path
 from . import build as b, export
 from .args import parse_lesson_spec
 from .classroom import EXERCISE_POINTS, TSAN_POINTS
-from .gtest_run import Outcome, list_tests, run_tests
+from .gtest_run import Outcome, list_tests, not_available_reason, run_tests
 from .lessons import (ROOT, Lesson, UsageError, all_lessons, test_programs, test_target,
                       test_targets)
 from .submission import (Placed, Workspace, add_hidden_tests, copy_trusted_tree,
@@ -148,6 +148,16 @@ def score(lesson: Lesson, grade: LessonGrade, expected: list[str], tsan: bool) -
     grade.tsan_max = TSAN_POINTS if tsan else 0
     for ex in lesson.exercises:
         mine = [t for t in expected if exercise_of(lesson, t) == ex.number]
+        # A test this machine cannot run (WS_SKIP_NOT_AVAILABLE_HERE: a kernel facility or a
+        # permission is missing, whatever the code) is left out of the total, with a note:
+        # it checked nothing, and no submission could have passed it here.
+        not_run = [t for t in mine if t in grade.results
+                   and grade.results[t].not_available_here]
+        for t in not_run:
+            grade.notes.append(f"{t} was not run on this machine, so exercise {ex.number} is "
+                               "scored without it; missing here: "
+                               + not_available_reason(grade.results[t].message))
+        mine = [t for t in mine if t not in not_run]
         passed = sum(1 for t in mine if t in grade.results and grade.results[t].passed)
         tsan_passed = (sum(1 for t in mine if t in grade.tsan_results
                            and grade.tsan_results[t].ok("tsan")) if tsan else None)
@@ -158,7 +168,8 @@ def score(lesson: Lesson, grade: LessonGrade, expected: list[str], tsan: bool) -
                                              round(points, 2), skipped=skipped))
         if not mine and grade.build_error is None:
             grade.notes.append(f"exercise {ex.number} has no tests: it scores nothing")
-    scored = [t for t in expected if exercise_of(lesson, t) is not None]
+    scored = [t for t in expected if exercise_of(lesson, t) is not None
+              and not (t in grade.results and grade.results[t].not_available_here)]
     if tsan and grade.build_error is None and scored and grade.tsan_clean and all(
             t in grade.tsan_results and grade.tsan_results[t].ok("tsan") and
             grade.results[t].passed for t in scored):

@@ -25,6 +25,22 @@ SANITIZER_ENV = {"tsan": {"TSAN_OPTIONS": "halt_on_error=1 second_deadlock_stack
 OUTPUT_KEPT = 6000  # characters of a failing test's output kept for the reports
 
 
+# The first words of a skip that says this machine or build lacks what the test needs
+# (WS_SKIP_NOT_AVAILABLE_HERE in <ws/testing/harness.hpp>): not run here, rather than not passed.
+NOT_AVAILABLE = "not available here:"
+
+
+def says_not_available(text: str) -> bool:
+    """A skip message (or a test's output) from WS_SKIP_NOT_AVAILABLE_HERE."""
+    return bool(not_available_reason(text))
+
+
+def not_available_reason(text: str) -> str:
+    """What WS_SKIP_NOT_AVAILABLE_HERE said is missing ('' if the text has no such skip)."""
+    return next((line.strip().removeprefix(NOT_AVAILABLE).strip() or "(no reason given)"
+                 for line in text.splitlines() if line.strip().startswith(NOT_AVAILABLE)), "")
+
+
 @dataclass
 class Outcome:
     name: str            # Suite.Test
@@ -38,6 +54,12 @@ class Outcome:
     @property
     def passed(self) -> bool:
         return self.status == "passed"
+
+    @property
+    def not_available_here(self) -> bool:
+        """Skipped because the machine or build lacks what the test needs (not the code's
+        fault): left out of the exercise's total."""
+        return self.status == "skipped" and says_not_available(self.message)
 
     def ok(self, preset: str) -> bool:
         """Passed; under a sanitizer a skip counts too (the reference skips the same tests

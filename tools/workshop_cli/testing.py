@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from . import build as b
 from .ctest import TestResult, run_ctest
 from .export import is_student_edition
+from .gtest_run import not_available_reason, says_not_available
 from .lessons import ROOT, Lesson, UsageError, test_targets
 
 STATUS_FILE = ROOT / ".workshop" / "status.json"
@@ -28,6 +29,9 @@ class ExerciseSummary:
     # counts_as_passed): nothing was checked, so they count as neither passed nor failed, and
     # the exercise is not done.
     skipped: list[TestResult] = field(default_factory=list)
+    # Tests that this machine or build cannot run (WS_SKIP_NOT_AVAILABLE_HERE): not counted in
+    # passed or total, and no reason for a failing exit.
+    not_run: list[TestResult] = field(default_factory=list)
 
     @property
     def done(self) -> bool:
@@ -68,9 +72,23 @@ def counts_as_passed(result: TestResult, preset: str) -> bool:
     return result.passed and (not result.skipped or preset != "default")
 
 
+def skipped_here_by_the_machine(result: TestResult, preset: str) -> bool:
+    """Left out of the counts: a not_available_here skip in a build where a skip is no pass
+    (under a sanitizer every skip counts as passed, as before)."""
+    return preset == "default" and not_available_here(result)
+
+
+def not_available_here(result: TestResult) -> bool:
+    """A skip because this machine or build lacks what the test needs (a kernel facility, a
+    permission; WS_SKIP_NOT_AVAILABLE_HERE): not run here, so neither a pass nor a failure."""
+    return result.skipped and says_not_available(result.output)
+
+
 def skipped_here(result: TestResult, preset: str) -> bool:
-    """A skip that does not count as a pass in this build (see counts_as_passed)."""
-    return result.skipped and not counts_as_passed(result, preset)
+    """A skip that does not count as a pass in this build (see counts_as_passed), and is not
+    one this machine cannot run (not_available_here)."""
+    return result.skipped and not counts_as_passed(result, preset) and \
+        not not_available_here(result)
 
 
 def skip_reason(result: TestResult) -> str:
@@ -96,13 +114,14 @@ def summarise(lesson: Lesson, results: list[TestResult],
         mine = [r for r in results if r.exercise == ex.number]
         if not mine:
             continue
-        own = [r for r in mine if f"{r.suite}.{r.test}" not in given]
-        kept = [r for r in mine if f"{r.suite}.{r.test}" in given]
+        not_run = [r for r in mine if skipped_here_by_the_machine(r, preset)]
+        own = [r for r in mine if f"{r.suite}.{r.test}" not in given and r not in not_run]
+        kept = [r for r in mine if f"{r.suite}.{r.test}" in given and r not in not_run]
         out.append(ExerciseSummary(ex.number, ex.title,
                                    sum(counts_as_passed(r, preset) for r in own), len(own),
                                    [r for r in mine if not r.passed], len(kept),
                                    sum(not counts_as_passed(r, preset) for r in kept),
-                                   [r for r in mine if skipped_here(r, preset)]))
+                                   [r for r in mine if skipped_here(r, preset)], not_run))
     return out
 
 
@@ -133,6 +152,7 @@ def print_report(lesson: Lesson, summaries: list[ExerciseSummary], *, what: str,
             kept = (f"  (+{s.given} given: pass from the start)" if not s.given_failing else
                     f"  ({s.given_failing} of {s.given} given tests now FAIL: what worked broke)")
         skips = f", {len(s.skipped)} skipped" if s.skipped else ""
+        skips += f", {len(s.not_run)} not run here" if s.not_run else ""
         print(f"  {mark} exercise {s.number}: {s.title:<{width}} {s.passed}/{s.total} tests "
               f"pass{skips}{kept}")
         shown = s.failures if verbose else s.failures[:2]
@@ -142,6 +162,9 @@ def print_report(lesson: Lesson, summaries: list[ExerciseSummary], *, what: str,
                 print(f"             {line}")
         for r in s.skipped:
             print(f"         - {r.suite}.{r.test} skipped, so not checked: {skip_reason(r)}")
+        for r in s.not_run:
+            print(f"         - {r.suite}.{r.test} not run on this machine, so not counted; "
+                  f"missing here: {not_available_reason(skip_reason(r))}")
         hung = any("[watchdog]" in r.output for r in s.failures)
         if hung and failing_before:
             earlier = ", ".join(str(n) for n in failing_before)
@@ -189,9 +212,12 @@ def run_test(lesson: Lesson, exercise: int | None = None, solution: bool = False
                  other=other)
     record_status(lesson, kind, preset, summaries)
     # A skip that checked nothing is no pass: the exit code (a Classroom step's points) says so.
-    ok = all(counts_as_passed(r, preset) for r in results)
+    # A test this machine cannot run (skipped_here_by_the_machine) is no failure either.
+    ok = all(counts_as_passed(r, preset) or skipped_here_by_the_machine(r, preset)
+             for r in results)
     passed = sum(counts_as_passed(r, preset) for r in results)
     skipped = sum(skipped_here(r, preset) for r in results)
+    not_run = sum(skipped_here_by_the_machine(r, preset) for r in results)
     first = next((s for s in summaries if not s.done), None)
     if not ok and not solution and first is not None:
         needed = [int(m.group(2)) for r in first.failures
@@ -199,7 +225,8 @@ def run_test(lesson: Lesson, exercise: int | None = None, solution: bool = False
         start = min([first.number, *needed])
         print(f"\nstuck? ./workshop hint {lesson.number} {start}")
     skips = f", {skipped} skipped (not checked)" if skipped else ""
-    print(f"\ntests: {passed} passed{skips}, {len(results) - passed - skipped} failed")
+    skips += f", {not_run} not run on this machine" if not_run else ""
+    print(f"\ntests: {passed} passed{skips}, {len(results) - passed - skipped - not_run} failed")
     return 0 if ok else 1
 
 
