@@ -189,5 +189,53 @@ class GateTest(unittest.TestCase):
         self.assertIn("0 of 1 gated checks make their test fail", out.getvalue())
 
 
+class NotAvailableHereTest(unittest.TestCase):
+    """A gated test that skips as not available on this machine (WS_SKIP_NOT_AVAILABLE_HERE)
+    gives no verdict: not "caught", not "escaped"; the summary says so."""
+
+    def fake_program(self, folder: Path, skip_line: str) -> Path:
+        exe = folder / "fake_tests"
+        exe.write_text(f"""#!{sys.executable}
+import sys
+if "--gtest_list_tests" in sys.argv:
+    print("Lesson04Ex5.\\n  Watched")
+    sys.exit(0)
+print("x.cpp:9: Skipped")
+print({skip_line!r})
+print("[  SKIPPED ] Lesson04Ex5.Watched (0 ms)")
+""")
+        exe.chmod(0o755)
+        return exe
+
+    def patch(self) -> "break_it.Patch":
+        return break_it.Patch(lesson="04", folder=ROOT / "solutions" / "04_chase_lev",
+                              file=Path("/dev/null"), test="Lesson04Ex5.Watched",
+                              preset="default", reliable=True, repeat=1)
+
+    def test_the_sandbox_says_the_test_cannot_run_here(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            box = break_it.Sandbox.__new__(break_it.Sandbox)
+            box.dir = Path(tmp)
+            exe = self.fake_program(Path(tmp), "not available here: perf_event_open: EPERM")
+            with self.assertRaisesRegex(break_it.NotCheckable, "cannot run on this machine "
+                                        r"\(not available here: perf_event_open: EPERM\)"):
+                box.run_test(self.patch(), exe, 1)
+            other = self.fake_program(Path(tmp), "needs Linux (/proc)")
+            self.assertEqual(box.run_test(self.patch(), other, 1)[0], False)  # escaped
+
+    def test_the_gate_counts_it_apart(self):
+        def run_test(self, patch, exe, repeat, test=None):
+            raise break_it.NotCheckable(f"{patch.name}: cannot run on this machine (x)")
+        out = io.StringIO()
+        with mock.patch.object(break_it.Sandbox, "apply"), \
+                mock.patch.object(break_it.Sandbox, "build", return_value=Path("/bin/true")), \
+                mock.patch.object(break_it.Sandbox, "run_test", run_test), \
+                contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            status = break_it.gate([self.patch()], keep=False, load=False)
+        self.assertEqual(status, 0, out.getvalue())
+        self.assertIn("not checked: 1 gated test(s) cannot run on this machine", out.getvalue())
+        self.assertIn("0 of 0 gated checks make their test fail", out.getvalue())
+
+
 if __name__ == "__main__":
     unittest.main()
