@@ -98,20 +98,19 @@ class TwoSandboxesTest(unittest.TestCase):
     def state(pid):
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
 
-    def test_a_lessons_checks_stay_in_one_list_and_the_lists_are_about_equal(self):
-        def check(lesson, n):
-            return (break_it.Patch(lesson, ROOT, Path(f"{n}.patch"), "A.B", "default", True, 1),
-                    False)
-        checks = [check("01", i) for i in range(5)] + [check("02", i) for i in range(3)] + \
-                 [check("03", i) for i in range(3)]
-        lists = break_it.split_by_lesson(checks, 2)
-        self.assertEqual(sorted(len(l) for l in lists), [5, 6])
-        for l in lists:
-            lessons = {c[0].lesson for c in l}
-            for lesson in lessons:
-                self.assertEqual(sum(c[0].lesson == lesson for c in l),
-                                 sum(c[0].lesson == lesson for c in checks))
-        self.assertEqual(len(break_it.split_by_lesson(checks[:2], 2)), 1)
+    def test_a_lessons_checks_stay_in_one_group_and_the_largest_lesson_comes_first(self):
+        def check(lesson, n, preset="default", explorer=False):
+            return (break_it.Patch(lesson, ROOT, Path(f"{n}.patch"), "A.B", preset, True, 1),
+                    explorer)
+        checks = [check("03", 0), check("01", 0, explorer=True), check("01", 1, "tsan"),
+                  check("02", 0), check("01", 2), check("03", 1, "asan"), check("01", 3)]
+        groups = break_it.by_lesson(checks)
+        self.assertEqual([[c[0].lesson for c in g] for g in groups],
+                         [["01"] * 4, ["03"] * 2, ["02"]])
+        self.assertEqual([(c[0].file.stem, c[0].preset, c[1]) for c in groups[0]],
+                         [("2", "default", False), ("3", "default", False),
+                          ("1", "tsan", False), ("0", "default", True)])
+        self.assertEqual(sum(len(g) for g in groups), len(checks))
 
     def test_a_build_is_stopped_while_a_test_runs_and_none_starts(self):
         pauser = break_it.Pauser()
