@@ -21,7 +21,10 @@ void SerialExecutor::run() {
     // first, including the tasks that running tasks spawned. Rule: running tasks change the
     // queue under you, and a task still queued while it runs would be found again (by a nested
     // run(), by pending()). Checked by Lesson00Ex2.
-    // TODO(exercise 3): run() is where a task's exception comes out: see run_one.
+    // TODO(exercise 3): once the queue is empty, run() throws the first exception a task threw
+    // (see run_one), and the next run() starts clean. Rule: an exception is forgotten when it is
+    // rethrown, not when a run() begins: a run() called from inside a task must not lose an
+    // earlier task's exception. Checked by Lesson00Ex3.
     throw NotImplemented("lesson 00, exercise 2: SerialExecutor::run");
 }
 

@@ -27,7 +27,9 @@ void ThreadPool::spawn(Task task) {
     // and a worker asleep for lack of work cannot sleep through it. Rule: queue_ is shared by
     // every thread: touch it only under mutex_. Checked by Lesson01Ex1.
     // TODO(exercise 2): the task counts as pending before any worker can take it, so that
-    // wait_idle can never see "nothing pending" while it waits or runs. Checked by Lesson01Ex2.
+    // wait_idle can never see "nothing pending" while it waits or runs. Rule: a worker may take
+    // the task and finish it the moment it is queued: a count made after that is too late.
+    // Checked by Lesson01Ex2.
     throw NotImplemented("lesson 01, exercise 1: ThreadPool::spawn");
 }
 
@@ -54,7 +56,9 @@ void ThreadPool::run_task(Task& task, std::size_t index) {
     std::lock_guard lock(mutex_);
     ++executed_[index];
     // TODO(exercise 2): from here the task is finished: it no longer counts as pending, and if
-    // it was the last, every thread sleeping in wait_idle wakes. Checked by Lesson01Ex2.
+    // it was the last, every thread sleeping in wait_idle wakes. Rule: several threads may wait
+    // at once, and one that has just looked at the count but not yet gone to sleep must not
+    // sleep through this. Checked by Lesson01Ex2.
 }
 
 void ThreadPool::wait_idle() {
@@ -62,7 +66,10 @@ void ThreadPool::wait_idle() {
     // spawned, has finished, sleeping meanwhile; from a task of this pool, where it would wait
     // for itself, it throws std::logic_error. Rule: an empty queue is not an idle pool: a task
     // taken from it may still be running, and may still spawn. Checked by Lesson01Ex2.
-    // TODO(exercise 4): wait_idle is where a task's exception comes out: see run_task.
+    // TODO(exercise 4): once the wait is over, wait_idle rethrows the first exception a task
+    // threw since the last wait_idle (see run_task), once: the next wait_idle starts clean.
+    // Rule: a pool that is already idle when wait_idle is called still owes its caller that
+    // exception. Checked by Lesson01Ex4.
     throw NotImplemented("lesson 01, exercise 2: ThreadPool::wait_idle");
 }
 

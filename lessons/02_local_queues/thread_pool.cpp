@@ -126,8 +126,9 @@ void ThreadPool::worker_loop(std::size_t index) {
 
 std::optional<Task> ThreadPool::find_task(std::size_t index, XorShift& rng) {
     // TODO(exercise 2): a worker runs its own tasks before anyone else's, newest first: their
-    // data is still in this core's cache. Checked by Lesson02Ex2. As given, the worker only
-    // looks at the shared queue.
+    // data is still in this core's cache. Rule: the owner takes from the end of its queue that
+    // no thief takes from, while tasks from outside keep their order (oldest first). Checked by
+    // Lesson02Ex2. As given, the worker only looks at the shared queue.
     if (auto task = take_shared()) return task;  // then work from outside
     return steal(index, rng);                    // then other workers' work
 }

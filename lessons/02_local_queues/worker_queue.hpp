@@ -36,7 +36,8 @@ class WorkerQueue {
     // Any other thread: takes the oldest task.
     std::optional<Task> steal() {
         // TODO(exercise 1): returns the oldest task and it is no longer queued, or nullopt if
-        // there is none; the same rule as pop(). Checked by Lesson02Ex1.
+        // there is none. Rule: as for pop(), every task is handed out exactly once, even to an
+        // owner and thieves asking at the same moment. Checked by Lesson02Ex1.
         throw NotImplemented("lesson 02, exercise 1: WorkerQueue::steal");
     }
 
