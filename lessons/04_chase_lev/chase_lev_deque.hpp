@@ -169,8 +169,9 @@ std::optional<T> ChaseLevDeque<T>::pop() {
     // at any moment, so the owner must claim the item before it looks at top, not after.
     // Checked by Lesson04Ex1.
     // TODO(exercise 2): when owner and thief go for the same last item, exactly one of them
-    // gets it, decided by one atomic step both sides take, and bottom ends consistent either
-    // way. Checked by Lesson04Ex2.
+    // gets it, and whoever wins, the deque is left empty with bottom consistent, ready for the
+    // next push. Rule: one atomic step that both sides take decides the race, never a look
+    // followed by a write: a thief can slip in between the two. Checked by Lesson04Ex2.
     throw ws::NotImplemented("lesson 04, exercise 1: ChaseLevDeque::pop");
 }
 

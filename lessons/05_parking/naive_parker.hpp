@@ -40,7 +40,9 @@ class NaiveParker {
     // Spawner, after publishing a task: wakes one sleeper, if any.
     void notify_one() {
         // TODO(exercise 1): one sleeper wakes, and a worker between its recheck and its sleep
-        // cannot miss this notify (park()'s rule, seen from this side). Checked by Lesson05Ex1.
+        // cannot miss this notify. Rule: park()'s, seen from this side: a notify that mutex_
+        // does not order against the sleeper's recheck can fall between the recheck and the
+        // sleep. Checked by Lesson05Ex1.
         throw NotImplemented("lesson 05, exercise 1: NaiveParker::notify_one");
     }
 

@@ -64,7 +64,9 @@ class Parker {
     void end_search(HasWork&& more_work) {
         // TODO(exercise 3): this worker no longer counts as searching; the last searcher to
         // find work hands the search over to a sleeper while more_work() still sees a task,
-        // and wakes nobody for no work. Checked by Lesson05Ex3.
+        // and wakes nobody for no work. Rule: whether it was the last is known only from the
+        // step that takes it out of the count, and more_work() must look after that step: a
+        // spawn that saw this worker searching woke nobody. Checked by Lesson05Ex3.
         (void)more_work;
     }
 
@@ -84,7 +86,8 @@ class Parker {
         // announcement or that sleeper's recheck sees the task published before this call, and
         // only seq_cst on both sides guarantees one of the two. Checked by Lesson05Ex2.
         // TODO(exercise 3): nobody is woken while somebody is searching: that searcher will find
-        // the task. Checked by Lesson05Ex3.
+        // the task. Rule: searchers and sleepers are read from one value of state_, and it is
+        // still one load while nobody sleeps. Checked by Lesson05Ex3.
         // As given, it wakes nobody.
     }
 
@@ -140,10 +143,13 @@ bool Parker::park(HasWork&& has_work) {
     // hands it a token, and returns true; parks() and wakeups() count the sleeps. Rule:
     // announce, then recheck, then sleep, never in another order; and every announcement
     // leaves sleepers exactly once, claimed by a waker or taken back. Checked by Lesson05Ex2.
-    // TODO(exercise 3): a worker that parks stops searching at the very moment it becomes a
-    // sleeper: no spawn may see it as neither. Checked by Lesson05Ex3.
+    // TODO(exercise 3): a worker that parks stops counting as searching when it becomes a
+    // sleeper. Rule: at the very same moment: a spawn that saw it as neither would wake nobody
+    // while nobody searches. Checked by Lesson05Ex3.
     // TODO(exercise 4): once notify_all() has begun, park() never sleeps: it returns false.
-    // Checked by Lesson05Ex4.
+    // Rule: a look at the stop flag before the announcement is too early: notify_all may run in
+    // between, find no sleeper to claim, and this worker would then sleep for good. Checked by
+    // Lesson05Ex4.
     (void)has_work;
     throw NotImplemented("lesson 05, exercise 2: Parker::park");
 }
@@ -152,16 +158,19 @@ inline void Parker::wake_one() noexcept {
     // TODO(exercise 2): exactly one announced sleeper is claimed and gets a wake token, even
     // if it has not reached its sleep yet; with nobody asleep nothing happens and nothing is
     // kept for later. Rule: two wakers never claim the same sleeper. Checked by Lesson05Ex2.
-    // TODO(exercise 3): the worker woken here counts as searching from the moment it is
-    // claimed, not from when it runs; and nobody is woken while somebody searches. Checked by
-    // Lesson05Ex3.
+    // TODO(exercise 3): the worker woken here counts as searching, and nobody is woken while
+    // somebody searches. Rule: it counts from the moment it is claimed, not from when its thread
+    // gets to run: until then every spawn would see nobody searching and wake one more sleeper.
+    // Checked by Lesson05Ex3.
 }
 
 inline void Parker::cancel() noexcept {
     // TODO(exercise 2): afterwards it is as if this worker had never announced. Rule: a waker
     // may have claimed this announcement already, and its token must not be left behind to
     // wake a later, unrelated park(). Checked by Lesson05Ex2.
-    // TODO(exercise 3): a cancelled park leaves the worker searching again. Checked by
+    // TODO(exercise 3): a cancelled park leaves the worker searching again. Rule: whichever way
+    // the cancel goes (the announcement taken back, or already claimed by a waker, which counted
+    // this worker as searching for it), it counts as one searcher, once. Checked by
     // Lesson05Ex3.
 }
 

@@ -244,8 +244,10 @@ Task* ThreadPool::steal_batch(Worker& victim, Worker& me) {
 bool ThreadPool::has_work_anywhere() const noexcept {
     // seq_cst: pairs with the destructor's seq_cst store (stop is published like a task).
     if (stopping_.load(std::memory_order_seq_cst)) return true;
-    // TODO(exercise 4): the recheck of a worker about to sleep sees a task injected before it
-    // (the parking protocol of lesson 05: its loads lie in S). Checked by Lesson06Ex4.
+    // TODO(exercise 4): the recheck of a worker about to sleep sees a task injected before it.
+    // Rule: this look at the injector is one of the parking protocol's loads (lesson 05): it
+    // lies in S, paired with the step that published the task; a weaker one can leave an
+    // injected task behind with every worker asleep. Checked by Lesson06Ex4.
     // seq_cst: pairs with spawn's seq_cst increment.
     if (shared_size_.load(std::memory_order_seq_cst) > 0) return true;
     for (const auto& w : workers_) {
