@@ -63,15 +63,18 @@ class PromiseBase {
     // An exception that leaves the body is kept for the awaiter (rethrown by result()).
     void unhandled_exception() noexcept {
         // TODO(exercise 1): keep the exception that left the body, for result() to rethrow in
-        // the awaiter. Rule: nothing may escape here (the task would be lost with it).
+        // the awaiter. Rule: nothing may escape here (the task would be lost with it). Checked
+        // by Lesson09Ex1.
     }
 
     std::coroutine_handle<> continuation;  // who awaits this task, if anyone
 
   protected:
     void rethrow_if_failed() const {
-        // TODO(exercise 1): rethrow the kept exception, if the body threw one. Checked by
-        // Lesson09Ex1.
+        // TODO(exercise 1): rethrow the kept exception, if the body threw one; otherwise return,
+        // so that result() goes on to the value. Rule: the awaiter gets the exception as the body
+        // threw it (its type and message), and a body that did not throw makes this return
+        // normally, Task<void>'s included. Checked by Lesson09Ex1.
         throw ws::NotImplemented{"lesson 09, exercise 1: the promise's result and exception"};
     }
 
@@ -89,7 +92,8 @@ class Promise : public PromiseBase {
     requires std::is_convertible_v<U&&, T>
     void return_value(U&& value) {
         // TODO(exercise 1): keep the co_return'ed value until result() hands it to the awaiter.
-        // Rule: a T may be move-only and need not be default-constructible.
+        // Rule: a T may be move-only and need not be default-constructible. Checked by
+        // Lesson09Ex1.
         (void)value;
     }
     // The value, moved out; or the body's exception, rethrown. Only once the task is done.
