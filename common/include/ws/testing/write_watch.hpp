@@ -1,4 +1,4 @@
-// Stopping a thread right after it writes to a given address: a hardware write watchpoint.
+// Stopping a thread right after it writes (or reads) a given address: a hardware watchpoint.
 //
 // Some interleavings need a thread held at one exact instruction with no code of the test's own
 // there to wait in: between a deque's push (its store of bottom) and the next statement, say,
@@ -9,6 +9,15 @@
 // its handler calls on_write(context) in the writing thread, after the write and before the
 // next instruction: on_write may wait there, the store already visible to other threads, until
 // the test has let them act.
+//
+// Reads too: a watch made with WatchAccess::reads_and_writes reports every access of the calling
+// thread, loads included (HW_BREAKPOINT_RW; x86's debug registers have no read-only watch), so a
+// test can hold a thread right after it *read* a value: after wait_idle's check of a counter
+// under a mutex, say, with the mutex still held, while another thread changes the counter. Such
+// a thread may read the watched bytes more than once: its on_write should hold only at the access
+// the test means (the first, when nothing else of that thread touches them first). on_write
+// should not touch the watched bytes itself: that access traps too (SIGTRAP is blocked while
+// on_write runs, so the signal comes after it returns).
 //
 // on_write runs in a signal handler: it must be async-signal-safe. Only lock-free atomics
 // (std::atomic<bool>, <int>, <pointer>), wait_for_flag() below, and nothing that allocates,
@@ -57,6 +66,12 @@
 
 namespace ws::testing {
 
+// Which accesses of the calling thread a WriteWatch reports (see above).
+enum class WatchAccess {
+    writes,            // stores and read-modify-writes (HW_BREAKPOINT_W)
+    reads_and_writes,  // loads too (HW_BREAKPOINT_RW)
+};
+
 // Waits until `flag` is true or `timeout` has passed; returns the flag. Async-signal-safe (a
 // lock-free atomic, clock_gettime and nanosleep, both async-signal-safe by POSIX): meant for a
 // WriteWatch's on_write, which holds the writing thread until the test lets it go on.
@@ -67,9 +82,11 @@ class WriteWatch {
     using OnWrite = void (*)(void* context) noexcept;
 
     // Arms a watchpoint on the `length` bytes at `address` (1, 2, 4 or 8, aligned to it) for the
-    // calling thread; on_write(context) runs in that thread after each of its writes there. At
-    // most one WriteWatch per address and thread; several per thread (up to the debug registers).
-    WriteWatch(const volatile void* address, std::size_t length, OnWrite on_write, void* context);
+    // calling thread; on_write(context) runs in that thread after each of its writes there (and
+    // its reads, with WatchAccess::reads_and_writes). At most one WriteWatch per address and
+    // thread; several per thread (up to the debug registers).
+    WriteWatch(const volatile void* address, std::size_t length, OnWrite on_write, void* context,
+               WatchAccess access = WatchAccess::writes);
     // Disarms it. On the thread that armed it (it is the thread's watchpoint).
     ~WriteWatch();
     WriteWatch(const WriteWatch&) = delete;
@@ -134,11 +151,12 @@ inline bool wait_for_flag(const std::atomic<bool>& flag,
 }
 
 inline WriteWatch::WriteWatch(const volatile void* address, std::size_t length, OnWrite on_write,
-                              void* context)
+                              void* context, WatchAccess access)
     : on_write_(on_write), context_(context) {
 #if defined(WS_WRITE_WATCH_UNDER_TSAN)
     (void)address;
     (void)length;
+    (void)access;
     why_ =
         "not under ThreadSanitizer: it stores an atomic inside its runtime, under locks of its "
         "own, so a thread held right after the store would hold them (see write_watch.hpp)";
@@ -148,13 +166,13 @@ inline WriteWatch::WriteWatch(const volatile void* address, std::size_t length, 
     perf_event_attr attr{};
     attr.type = PERF_TYPE_BREAKPOINT;
     attr.size = sizeof(attr);
-    attr.bp_type = HW_BREAKPOINT_W;
+    attr.bp_type = access == WatchAccess::writes ? HW_BREAKPOINT_W : HW_BREAKPOINT_RW;
     attr.bp_addr = reinterpret_cast<std::uintptr_t>(address);
     attr.bp_len = length == 1   ? HW_BREAKPOINT_LEN_1
                   : length == 2 ? HW_BREAKPOINT_LEN_2
                   : length == 4 ? HW_BREAKPOINT_LEN_4
                                 : HW_BREAKPOINT_LEN_8;
-    attr.sample_period = 1;  // every write
+    attr.sample_period = 1;  // every access
     attr.exclude_kernel = 1;
     attr.exclude_hv = 1;
     attr.sigtrap = 1;         // a synchronous SIGTRAP to the writing thread
@@ -163,8 +181,9 @@ inline WriteWatch::WriteWatch(const volatile void* address, std::size_t length, 
     const long fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0) {
         const int error = errno;
-        why_ = std::string("perf_event_open (a hardware write watchpoint) failed: ") +
-               std::strerror(error);
+        why_ = std::string("perf_event_open (a hardware ") +
+               (access == WatchAccess::writes ? "write" : "read/write") +
+               " watchpoint) failed: " + std::strerror(error);
         if (error == EACCES || error == EPERM)
             why_ +=
                 " (perf events not allowed here: /proc/sys/kernel/perf_event_paranoid above "
@@ -203,7 +222,8 @@ inline WriteWatch::~WriteWatch() {
 inline bool wait_for_flag(const std::atomic<bool>& flag, std::chrono::nanoseconds) noexcept {
     return flag.load(std::memory_order_acquire);
 }
-inline WriteWatch::WriteWatch(const volatile void*, std::size_t, OnWrite on_write, void* context)
+inline WriteWatch::WriteWatch(const volatile void*, std::size_t, OnWrite on_write, void* context,
+                              WatchAccess)
     : why_("needs Linux (perf_event_open)"), on_write_(on_write), context_(context) {}
 inline WriteWatch::~WriteWatch() = default;
 #endif
