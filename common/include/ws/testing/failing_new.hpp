@@ -10,7 +10,9 @@
 // before_each_allocation_failure(hook, context) runs hook(context) on the calling thread just
 // before each of its failing allocations throws: a test can hold the failing call there, at the
 // exact place where the code allocates (under a lock, say), until other threads have done what
-// the test needs, to force an interleaving.
+// the test needs, to force an interleaving. A hook may also arm the thread again
+// (fail_allocation_after, refuse_allocations(true)) for a later failure: the code's next
+// attempt, say its fallback after this failure.
 //
 // How: the linker sends every call of operator new and operator new[] made by code compiled
 // into the test program to __wrap__Znwm / __wrap__Znam below (ld --wrap, which the root
@@ -57,10 +59,11 @@ inline void count_down_or_fail() {
     g_failed.fetch_add(1, std::memory_order_relaxed);
     if (void (*hook)(void*) noexcept = tl_before_failure) {
         // The hook's own allocations never fail: this thread is disarmed while it runs (and
-        // refusing again afterwards, if it was).
+        // refusing again afterwards, if it was), unless the hook arms it again: that arming
+        // stands (so a hook that arms should do so last).
         const std::int64_t armed = std::exchange(left, -1);
         hook(tl_before_failure_context);
-        left = armed;
+        if (left == -1) left = armed;
     }
     throw std::bad_alloc();
 }
@@ -112,7 +115,9 @@ inline constexpr bool kCanFailAllocations = false;
 // failures throws, the failure already counted (failed_allocations), with the thread disarmed
 // meanwhile, so the hook may allocate; nullptr: no hook (the default). The hook must not throw
 // (noexcept). Typical use: wait there, inside the failing call, for other threads (a lock the
-// call holds then is still held). noinline: see fail_allocation_after.
+// call holds then is still held). Or arm the thread again (fail_allocation_after(0): the next
+// allocation after this failure fails too), as its last step: that arming stands after the hook
+// returns. noinline: see fail_allocation_after.
 [[gnu::noinline]] inline void before_each_allocation_failure(void (*hook)(void*) noexcept,
                                                              void* context = nullptr) {
     failing_new_detail::tl_before_failure = hook;
