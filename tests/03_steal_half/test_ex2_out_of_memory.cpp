@@ -6,90 +6,16 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <new>
-#include <optional>
-#include <utility>
 #include <vector>
 
 #include <ws/testing/failing_new.hpp>
 
 #include "exercises.hpp"
+#include "out_of_memory_helpers.hpp"
 #include "worker_queue.hpp"
 
-using ws::Task;
+using namespace lesson03_oom;
 using ws::lesson03::WorkerQueue;
-
-namespace {
-
-// What the tasks of a test did: the ids they ran with, and how many were destroyed without ever
-// running (a task lost on the way).
-struct Record {
-    std::vector<int> ran;
-    int destroyed_unrun = 0;
-};
-
-// A task that logs its id when it runs and counts itself lost if it is destroyed unrun. Small
-// and nothrow-movable, so a Task keeps it inline: making one allocates nothing.
-class Logged {
-  public:
-    Logged(Record& record, int id) : record_(&record), id_(id) {}
-    Logged(Logged&& other) noexcept
-        : record_(std::exchange(other.record_, nullptr)), id_(other.id_) {}
-    Logged& operator=(Logged&&) = delete;
-    ~Logged() {
-        if (record_ != nullptr) ++record_->destroyed_unrun;
-    }
-    void operator()() { std::exchange(record_, nullptr)->ran.push_back(id_); }
-
-  private:
-    Record* record_;
-    int id_;
-};
-
-void push_numbered(WorkerQueue& q, Record& record, int first, int n) {
-    for (int i = first; i < first + n; ++i)
-        q.push(Logged(record, i));
-}
-
-std::vector<int> numbers(int first, int n) {
-    std::vector<int> v;
-    for (int i = first; i < first + n; ++i)
-        v.push_back(i);
-    return v;
-}
-
-// Runs the queue's tasks oldest first; returns the ids they logged.
-std::vector<int> drain_oldest_first(WorkerQueue& q, Record& record) {
-    record.ran.clear();
-    while (std::optional<Task> task = q.steal_one())
-        (*task)();
-    return record.ran;
-}
-
-// victim.steal_half_into(thief) with this thread's allocations failing after `successes` more;
-// whether an exception left it goes into `escaped`.
-std::size_t steal_with_failure_after(WorkerQueue& victim, WorkerQueue& thief,
-                                     std::int64_t successes, bool& escaped) {
-    {
-        // Unarmed first, between two empty queues: an unfinished exercise says so here (its
-        // NotImplemented), instead of failing below for lack of memory.
-        WorkerQueue a, b;
-        (void)a.steal_half_into(b);
-    }
-    struct Disarm {  // also when another exception leaves
-        ~Disarm() { ws::testing::disarm_allocation_failures(); }
-    } disarm;
-    escaped = false;
-    ws::testing::fail_allocation_after(successes);
-    try {
-        return victim.steal_half_into(thief);
-    } catch (const std::bad_alloc&) {
-        escaped = true;
-        return 0;
-    }
-}
-
-}  // namespace
 
 TEST(Lesson03Ex2, AStealWhoseThiefHasNoRoomForTheBatchPutsItBackAndLosesNothing) {
     // 200 tasks: the batch of 100 needs new blocks in the thief's queue whatever its block size.

@@ -1,6 +1,7 @@
 // Lesson 03, exercise 3: a worker whose steal runs out of memory goes on working, and the pool
 // loses no task. <ws/testing/failing_new.hpp> arms one worker's thread, from inside a task it
-// runs, so that its next steal cannot grow its queue for the batch.
+// runs, so that its next steal cannot grow its queue for the batch (and, in the second test,
+// cannot put the batch back into the victim's queue either).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -20,13 +21,16 @@ using ws::lesson03::ThreadPool;
 using ws::testing::slowdown;
 using ws::testing::wait_until;
 
-TEST(Lesson03Ex3, AWorkerWhoseStealRunsOutOfMemoryGoesOnAndNothingIsLost) {
+namespace {
+
+// The thief's steal runs out of memory `failures` times; `arm` arms the thief's thread, from its
+// own task, for them.
+void a_worker_whose_steal_runs_out_of_memory(std::uint64_t failures, void (*arm)()) {
     // Two tasks from outside meet, so each has a worker of its own. The victim's task queues 64
     // children, which wait for the test's signal, on its own queue; the thief's task waits for
     // them, arms its worker's thread to fail its second allocation from now on, and returns. The
     // thief's next steal gets its batch (the vector is the first allocation), but its own queue
     // cannot grow for it: the batch must go back, and the thief steal again later.
-    WS_SKIP_UNLESS_ALLOCATIONS_CAN_FAIL();
     constexpr int kChildren = 64;
     struct Shared {
         std::atomic<int> started{0};
@@ -55,13 +59,13 @@ TEST(Lesson03Ex3, AWorkerWhoseStealRunsOutOfMemoryGoesOnAndNothingIsLost) {
         }
         shared->spawned = true;
     });
-    pool->spawn([shared, meet] {
+    pool->spawn([shared, meet, arm] {
         if (!meet()) return;
-        if (wait_until([&] { return shared->spawned.load(); }, 10s * slowdown()))
-            ws::testing::fail_allocation_after(1);
+        if (wait_until([&] { return shared->spawned.load(); }, 10s * slowdown())) arm();
     });
-    const bool failed = wait_until(
-        [&] { return ws::testing::failed_allocations() != failed_before; }, 2s * slowdown());
+    const bool failed =
+        wait_until([&] { return ws::testing::failed_allocations() - failed_before >= failures; },
+                   2s * slowdown());
     shared->release = true;
     if (!failed) {
         (void)pool.release();  // its thief may still be armed: leak it rather than wait
@@ -76,6 +80,34 @@ TEST(Lesson03Ex3, AWorkerWhoseStealRunsOutOfMemoryGoesOnAndNothingIsLost) {
     }
     if (const auto error = wait.error()) std::rethrow_exception(error);
     EXPECT_EQ(shared->ran.load(), kChildren) << "every child runs exactly once";
+    EXPECT_EQ(pool->stats().executed(), kChildren + 2u)
+        << "wait_idle returned before every task (the 64 children and the 2 from outside) ran "
+           "exactly once: the pool's count of pending tasks is off";
     EXPECT_TRUE(ws::testing::run_within(2s * slowdown(), [p = pool.release()] { delete p; }))
         << "the pool's destructor did not return after a steal ran out of memory";
+}
+
+// before_each_allocation_failure's hook on the thief's thread: at its first failure (its queue
+// growing for the batch), arms it to fail the next allocation too (the victim's queue growing to
+// take the batch back); then nothing.
+void fail_the_next_allocation_too(void*) noexcept {
+    thread_local int failures_seen = 0;  // the pool's threads are new in each test
+    if (++failures_seen == 1) ws::testing::fail_allocation_after(0);
+}
+
+}  // namespace
+
+TEST(Lesson03Ex3, AWorkerWhoseStealRunsOutOfMemoryGoesOnAndNothingIsLost) {
+    WS_SKIP_UNLESS_ALLOCATIONS_CAN_FAIL();
+    a_worker_whose_steal_runs_out_of_memory(1, [] { ws::testing::fail_allocation_after(1); });
+}
+
+TEST(Lesson03Ex3, AWorkerWhoseStolenBatchCannotGoBackEitherGoesOnAndNothingIsLost) {
+    // As above, and the batch the thief has no room for cannot go back to the victim either:
+    // the steal must keep it and try again, not drop it (pending_ still counts it) or throw.
+    WS_SKIP_UNLESS_ALLOCATIONS_CAN_FAIL();
+    a_worker_whose_steal_runs_out_of_memory(2, [] {
+        ws::testing::before_each_allocation_failure(&fail_the_next_allocation_too);
+        ws::testing::fail_allocation_after(1);
+    });
 }
