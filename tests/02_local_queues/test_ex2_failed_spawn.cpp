@@ -37,6 +37,7 @@
 
 using namespace std::chrono_literals;
 using ws::lesson02::ThreadPool;
+using ws::testing::futex_word_of;
 using ws::testing::slowdown;
 using ws::testing::wait_until;
 
@@ -151,22 +152,6 @@ TEST(Lesson02Ex2, AFailedSpawnAgainstTheWorkersTallyLeavesNothingCounted) {
 }
 
 namespace {
-// The futex word the thread is blocked on, or 0 if it is not blocked in a futex wait:
-// /proc/self/task/TID/syscall holds the system call's number, then its arguments, the first of
-// which, for a futex wait, is the word's address (a mutex's, a condition variable's).
-std::uintptr_t futex_word_of(ws::testing::ThreadId tid) {
-#if defined(__linux__)
-    std::ifstream file("/proc/self/task/" + std::to_string(tid) + "/syscall");
-    long number = -1;
-    std::string word;
-    if (!(file >> number >> word) || number != SYS_futex || !ws::testing::asleep(tid)) return 0;
-    return static_cast<std::uintptr_t>(std::stoull(word, nullptr, 16));
-#else
-    (void)tid;
-    return 0;
-#endif
-}
-
 // The futex word (`expected`, if given) that the thread has been blocked on at 5 polls in a
 // row, 1 ms apart, so not a lock it is only passing through (a sanitizer's own, say); 0 if that
 // did not happen within `timeout`.

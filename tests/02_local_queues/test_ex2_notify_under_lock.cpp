@@ -39,6 +39,7 @@
 
 using namespace std::chrono_literals;
 using ws::lesson02::ThreadPool;
+using ws::testing::futex_word_of;
 using ws::testing::slowdown;
 using ws::testing::ThreadId;
 using ws::testing::wait_until;
@@ -80,22 +81,6 @@ std::uintptr_t mutex_word_of(ThreadPool& pool) {
     return reinterpret_cast<std::uintptr_t>(&(pool.*member_of(PoolMutex{})));
 }
 
-// The futex word the thread is blocked on, or 0 if it is not blocked in a futex wait:
-// /proc/self/task/TID/syscall holds the system call's number, then its arguments, the first of
-// which, for a futex wait, is the word's address.
-std::uintptr_t futex_word_of(ThreadId tid) {
-#if defined(__linux__)
-    std::ifstream file("/proc/self/task/" + std::to_string(tid) + "/syscall");
-    long number = -1;
-    std::string word;
-    if (!(file >> number >> word) || number != SYS_futex || !ws::testing::asleep(tid)) return 0;
-    return static_cast<std::uintptr_t>(std::stoull(word, nullptr, 16));
-#else
-    (void)tid;
-    return 0;
-#endif
-}
-
 // Holds a thread in a watch's on_write, once, until `go` (at most `bound`): at the first access
 // once `armed` is true and, if `zero` is set, the access left *zero at 0.
 struct Hold {
@@ -132,7 +117,7 @@ std::string why_no_watchpoints() {
 // A wait_idle call on a thread of its own, held right after its first read of pending_ (a read
 // watch on pending_ for that thread, armed just before the call: nothing else of that thread
 // reads pending_ before wait_idle's check).
-struct Waiter {
+struct HeldWaiter {
     Hold hold;
     std::atomic<ThreadId> tid{0};
     std::atomic<bool> arm_failed{false};
@@ -140,7 +125,7 @@ struct Waiter {
     std::atomic<bool> returned{false};
 };
 
-ws::testing::DetachedCall start_held_wait(ThreadPool& pool, std::shared_ptr<Waiter> waiter) {
+ws::testing::DetachedCall start_held_wait(ThreadPool& pool, std::shared_ptr<HeldWaiter> waiter) {
     return ws::testing::DetachedCall([&pool, waiter] {
         waiter->tid = ws::testing::current_thread_id();
         {
@@ -169,7 +154,7 @@ enum class Outcome { waiter_could_not_arm, waiter_not_held, returned, stuck };
 // for `call`.
 template <typename Past>
 Outcome hold_the_waiter_then_let_the_finisher_go(ThreadPool& pool, Hold& finisher, Past past,
-                                                 std::shared_ptr<Waiter> waiter,
+                                                 std::shared_ptr<HeldWaiter> waiter,
                                                  ws::testing::DetachedCall& call) {
     waiter->hold.bound = 20s * slowdown();
     call = start_held_wait(pool, waiter);
@@ -222,7 +207,7 @@ TEST(Lesson02Ex2, TheLastTaskToFinishWakesAWaitIdleThatHasJustSeenItCounted) {
     ThreadPool& pool = *owned_pool;
     std::size_t& tally = (*(pool.*member_of(PoolWorkers{}))[0]).*member_of(WorkerUnreported{});
     shared->worker.zero = &tally;
-    auto waiter = std::make_shared<Waiter>();
+    auto waiter = std::make_shared<HeldWaiter>();
     ws::testing::DetachedCall call([] {});
 
     // On every way out: let every held thread go, disarm the worker's watch (a task, on the
@@ -230,7 +215,7 @@ TEST(Lesson02Ex2, TheLastTaskToFinishWakesAWaitIdleThatHasJustSeenItCounted) {
     // use) if it does not come back.
     struct Cleanup {
         std::shared_ptr<Shared>& shared;
-        std::shared_ptr<Waiter>& waiter;
+        std::shared_ptr<HeldWaiter>& waiter;
         ws::testing::DetachedCall& call;
         std::unique_ptr<ThreadPool>& pool;
         ~Cleanup() {
@@ -326,7 +311,7 @@ TEST(Lesson02Ex2, AFailedSpawnsTakeBackWakesAWaitIdleThatHasJustSeenItCounted) {
     auto spawner = std::make_shared<Spawner>();
     spawner->hold.armed = false;  // set just before the allocation throws, the mutex held
     spawner->hold.bound = 20s * slowdown();
-    auto waiter = std::make_shared<Waiter>();
+    auto waiter = std::make_shared<HeldWaiter>();
     ws::testing::DetachedCall call([] {});
     ws::testing::DetachedCall spawn_call([&pool, spawner] {
         spawner->tid = ws::testing::current_thread_id();
@@ -359,7 +344,7 @@ TEST(Lesson02Ex2, AFailedSpawnsTakeBackWakesAWaitIdleThatHasJustSeenItCounted) {
     // waiter.
     struct Cleanup {
         std::shared_ptr<Spawner>& spawner;
-        std::shared_ptr<Waiter>& waiter;
+        std::shared_ptr<HeldWaiter>& waiter;
         ws::testing::DetachedCall& spawn_call;
         ws::testing::DetachedCall& call;
         std::unique_ptr<ThreadPool>& pool;

@@ -9,7 +9,8 @@
 // while, long enough to be sure that they wait for something and are not just passing through a
 // lock: two callers of wait_idle asleep before the last task finishes, the workers asleep before
 // a spawn. blocked_on_futex(tid) tells a thread blocked on a mutex or a condition variable from
-// one in sleep_for; sleeps_so_far(tid) counts its sleeps, so a test can see one begin, and
+// one in sleep_for, and futex_word_of(tid) says which word it waits on (whose mutex, whose
+// condition variable); sleeps_so_far(tid) counts its sleeps, so a test can see one begin, and
 // still_asleep_since(tid, count) whether anything woke it since.
 // run_delay(tid) is how long it has waited, runnable, for a CPU: on a loaded machine, the part
 // of a wall-clock interval that the machine is answerable for (<ws/testing/latency.hpp>).
@@ -32,6 +33,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <exception>
 #include <optional>
 #include <string>
@@ -45,7 +47,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #endif
@@ -107,6 +108,17 @@ inline bool blocked_on_futex(ThreadId tid) {
     std::ifstream file("/proc/self/task/" + std::to_string(tid) + "/syscall");
     long number = -1;
     return (file >> number) && number == SYS_futex && asleep(tid);
+}
+
+// The futex word the thread is blocked on (a mutex's, a condition variable's), or 0 if it is not
+// blocked in a futex wait: /proc/self/task/TID/syscall holds the system call's number, then its
+// arguments, the first of which, for a futex wait, is the word's address.
+inline std::uintptr_t futex_word_of(ThreadId tid) {
+    std::ifstream file("/proc/self/task/" + std::to_string(tid) + "/syscall");
+    long number = -1;
+    std::string word;
+    if (!(file >> number >> word) || number != SYS_futex || !asleep(tid)) return 0;
+    return static_cast<std::uintptr_t>(std::stoull(word, nullptr, 16));
 }
 
 // How many times the thread has gone to sleep so far (voluntary context switches: a sleep, a
@@ -240,6 +252,9 @@ inline bool asleep(ThreadId) {
 }
 inline bool blocked_on_futex(ThreadId) {
     return false;
+}
+inline std::uintptr_t futex_word_of(ThreadId) {
+    return 0;
 }
 inline long sleeps_so_far(ThreadId) {
     return -1;
