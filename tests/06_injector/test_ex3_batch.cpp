@@ -21,7 +21,7 @@ using ws::lesson06::ChaseLevDeque;
 using ws::lesson06::Injector;
 
 namespace {
-constexpr std::uint64_t kBlock = Injector<int>::kBlockSize;
+constexpr std::uint64_t kSlotsPerBlock = Injector<int>::kBlockSize;
 constexpr std::uint64_t kMaxBatch = Injector<int>::kMaxBatch;
 
 // Everything in the deque, oldest first (steal takes from the old end).
@@ -70,7 +70,7 @@ TEST(Lesson06Ex3, BatchesAreBoundedAndDrainEverythingAcrossBlocks) {
     ws::testing::set_deadline(5s * ws::testing::slowdown());
     Injector<int> q;
     ChaseLevDeque<int> dest;
-    const int n = static_cast<int>(10 * kBlock + 7);
+    const int n = static_cast<int>(10 * kSlotsPerBlock + 7);
     for (int i = 0; i < n; ++i)
         q.push(i);
     std::vector<int> got;
@@ -101,15 +101,16 @@ TEST(Lesson06Ex3, BatchesAreBoundedAndDrainEverythingAcrossBlocks) {
 TEST(Lesson06Ex3, ABatchAtABlocksLastSlotTakesThatSlotOnly) {
     // The head at a block's last slot and the tail just inside the next block, for the first 40
     // blocks: a batch may take that one slot only (the next block's items lie beyond a phantom
-    // position), and the batch after it goes on in the next block. Positions advance by kBlock
-    // + 1 per block, so a block-boundary test that divides a position by kBlock instead goes
-    // wrong only from the second block on, and only while the tail is close behind. A batch
-    // that runs past its block waits for slots nobody writes: fail in a second, not in the
-    // watchdog's default 30 (the test itself takes well under a millisecond).
+    // position), and the batch after it goes on in the next block. Positions advance by
+    // kSlotsPerBlock + 1 per block, so a block-boundary test that divides a position by
+    // kSlotsPerBlock instead goes wrong only from the second block on, and only while the tail
+    // is close behind. A batch that runs past its block waits for slots nobody writes: fail in
+    // a second, not in the watchdog's default 30 (the test itself takes well under a
+    // millisecond).
     ws::testing::set_deadline(1s * ws::testing::slowdown());
     Injector<int> q;
     ChaseLevDeque<int> dest;
-    constexpr int kBlockItems = static_cast<int>(kBlock);
+    constexpr int kBlockItems = static_cast<int>(kSlotsPerBlock);
     int pushed = 0, taken = 0;
     for (int block = 0; block < 40; ++block) {
         const int last = block * kBlockItems + kBlockItems - 1;  // the item in its last slot
