@@ -47,7 +47,8 @@ inline void push_numbered(ws::lesson03::WorkerQueue& q, Record& record, int firs
         q.push(Logged(record, i));
 }
 
-inline std::vector<int> numbers(int first, int n) {
+// The ids first, first + 1, ..., first + n - 1.
+inline std::vector<int> ids(int first, int n) {
     std::vector<int> v;
     for (int i = first; i < first + n; ++i)
         v.push_back(i);

@@ -6,18 +6,14 @@
 #include <vector>
 
 #include "exercises.hpp"
+#include "numbered_tasks.hpp"
 #include "worker_queue.hpp"
 
+using lesson03_tests::push_numbered;
 using ws::Task;
 using ws::lesson03::WorkerQueue;
 
 namespace {
-
-// Pushes tasks that append first, first + 1, ..., first + n - 1 to `log` when run.
-void push_numbered(WorkerQueue& q, std::vector<int>& log, int first, int n) {
-    for (int i = first; i < first + n; ++i)
-        q.push([&log, i] { log.push_back(i); });
-}
 
 std::vector<int> numbers(int first, int last, int step = 1) {
     std::vector<int> out;

@@ -38,9 +38,9 @@ TEST(Lesson03Ex2, AStealWhoseThiefHasNoRoomForTheBatchPutsItBackAndLosesNothing)
             << "tasks of the batch were destroyed without running: lost, while the pool still "
                "counts them, so wait_idle would wait for them forever";
         EXPECT_EQ(moved, 0u) << "the thief had no room for the batch, so nothing was stolen";
-        EXPECT_EQ(drain_oldest_first(victim, record), numbers(0, 200))
+        EXPECT_EQ(drain_oldest_first(victim, record), ids(0, 200))
             << "the batch goes back to the front of the victim, in its order";
-        EXPECT_EQ(drain_oldest_first(thief, record), numbers(1000, 2))
+        EXPECT_EQ(drain_oldest_first(thief, record), ids(1000, 2))
             << "the thief's queue is as it was";
     }
     EXPECT_EQ(record.destroyed_unrun, 0);
@@ -61,7 +61,7 @@ TEST(Lesson03Ex2, AStealWithNoMemoryForItsBatchTakesNothingAndThrowsNothing) {
         EXPECT_FALSE(escaped) << "std::bad_alloc left steal_half_into: in the pool it leaves "
                                  "the worker's loop too, and std::terminate ends the program";
         EXPECT_EQ(moved, 0u);
-        EXPECT_EQ(drain_oldest_first(victim, record), numbers(0, 50));
+        EXPECT_EQ(drain_oldest_first(victim, record), ids(0, 50));
         EXPECT_EQ(thief.size(), 0u);
     }
     EXPECT_EQ(record.destroyed_unrun, 0);
@@ -79,11 +79,11 @@ TEST(Lesson03Ex2, AfterAnOutOfMemoryStealTheNextStealMovesTheBatch) {
         (void)steal_with_failure_after(victim, thief, 1, escaped);
         EXPECT_FALSE(escaped);
         EXPECT_EQ(victim.steal_half_into(thief), 100u);
-        std::vector<int> expected = numbers(1000, 2);
-        for (int i : numbers(0, 100))
+        std::vector<int> expected = ids(1000, 2);
+        for (int i : ids(0, 100))
             expected.push_back(i);
         EXPECT_EQ(drain_oldest_first(thief, record), expected);
-        EXPECT_EQ(drain_oldest_first(victim, record), numbers(100, 100));
+        EXPECT_EQ(drain_oldest_first(victim, record), ids(100, 100));
     }
     EXPECT_EQ(record.destroyed_unrun, 0);
 }

@@ -69,18 +69,18 @@ TEST(Lesson03Ex2, AStealWhoseBatchCannotGoBackEitherKeepsItAndMovesItOnceMemoryI
         const std::vector<int> in_victim = drain_oldest_first(victim, record);
         if (moved != 0) {
             EXPECT_EQ(moved, 100u) << "a steal moves the whole batch or none of it";
-            std::vector<int> expected = numbers(1000, 2);
-            for (int i : numbers(0, 100))
+            std::vector<int> expected = ids(1000, 2);
+            for (int i : ids(0, 100))
                 expected.push_back(i);
             EXPECT_EQ(in_thief, expected)
                 << "the thief holds its own tasks, then the batch, each task once, in its order";
-            EXPECT_EQ(in_victim, numbers(100, 100))
+            EXPECT_EQ(in_victim, ids(100, 100))
                 << "the victim holds the newer half, each task once";
         } else {
-            EXPECT_EQ(in_victim, numbers(0, 200))
+            EXPECT_EQ(in_victim, ids(0, 200))
                 << "nothing was stolen, so the batch is back at the front of the victim, each "
                    "task once, in its order";
-            EXPECT_EQ(in_thief, numbers(1000, 2)) << "the thief's queue is as it was";
+            EXPECT_EQ(in_thief, ids(1000, 2)) << "the thief's queue is as it was";
         }
     }
     EXPECT_EQ(record.destroyed_unrun, 0);

@@ -18,19 +18,16 @@
 #include <ws/testing/within.hpp>
 
 #include "exercises.hpp"
+#include "numbered_tasks.hpp"
 #include "worker_queue.hpp"
 
 using namespace std::chrono_literals;
+using lesson03_tests::push_numbered;
 using ws::Task;
 using ws::lesson03::WorkerQueue;
 using ws::testing::slowdown;
 
 namespace {
-
-void push_numbered(WorkerQueue& q, std::vector<int>& log, int first, int n) {
-    for (int i = first; i < first + n; ++i)
-        q.push([&log, i] { log.push_back(i); });
-}
 
 // Runs the queue's tasks from the front (oldest first); returns what they logged.
 std::vector<int> drain_oldest_first(WorkerQueue& q, std::vector<int>& log) {
