@@ -25,9 +25,11 @@ from .environment import require_preset
 from .lessons import Lesson
 
 # Cache variables every grading build sets on top of its preset's: warnings are reported,
-# never fatal; no benchmarks; tests on.
+# never fatal; no benchmarks; tests on; each test file compiled on its own (an instructor's
+# hidden test file may reuse a name that a unity group with the public tests would refuse:
+# cmake/WsTesting.cmake).
 OVERRIDES = {"WS_WARNINGS_AS_ERRORS": "OFF", "WS_BUILD_BENCHMARKS": "OFF",
-             "WS_BUILD_TESTS": "ON"}
+             "WS_BUILD_TESTS": "ON", "WS_UNITY_TESTS": "OFF"}
 # What of the instructors' tree a grading copy needs.
 TRUSTED = ["CMakeLists.txt", "CMakePresets.json", "cmake", "common", "lessons", "solutions",
            "tests", ".student-edition"]
