@@ -3,7 +3,8 @@
 // queue is now the Chase-Lev deque of exercises 1-4, holding owning Task pointers: the owner
 // pushes and pops without a lock or a CAS, and a thief takes each task with one CAS.
 //
-// Starter code: the parts marked TODO(exercise 5) are yours.
+// Starter code: the parts marked TODO(exercise 5) are in thread_pool.cpp. This header is yours
+// too (it is handed in with thread_pool.cpp): add what your solution needs.
 #pragma once
 
 #include <algorithm>
