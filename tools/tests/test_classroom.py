@@ -351,6 +351,7 @@ class OneAssignmentWorkflowTest(unittest.TestCase):
         for text in (self.workflow("1"), classroom.workflow(all_lessons())):
             self.assertEqual(text.count("cmake --preset"), 2)
             self.assertEqual(text.count("-DWS_WARNINGS_AS_ERRORS=OFF"), 2)
+            self.assertEqual(text.count("-DWS_UNITY_TESTS=OFF"), 2)  # a student's own test file
             self.assertEqual(text.count("timeout:"), text.count("max-score:"))
             self.assertIn(f"timeout-minutes: {classroom.JOB_TIMEOUT}", text)
             self.assertIn("classroom-resources/autograding-grading-reporter@v1", text)

@@ -334,6 +334,9 @@ class LearnerFilesTest(unittest.TestCase):
         self.assertEqual(values["WS_SANITIZER"], "thread")
         self.assertEqual(values["CMAKE_CXX_COMPILER"], "clang++")
         self.assertEqual(values["WS_BUILD_BENCHMARKS"], "OFF")
+        # Each test file compiled alone: a hidden test file may reuse a public one's helper name,
+        # which a unity group (cmake/WsTesting.cmake) would refuse.
+        self.assertEqual(values["WS_UNITY_TESTS"], "OFF")
 
 
 if __name__ == "__main__":
