@@ -42,10 +42,10 @@ struct FinalAwaiter {
     bool await_ready() const noexcept { return false; }
     template <typename Promise>
     std::coroutine_handle<> await_suspend(std::coroutine_handle<Promise> done) noexcept {
-        // TODO(exercise 3): the finished task goes on with whoever awaits it (its promise's
-        // continuation), if anyone does. Rule: return that coroutine's handle, never call
-        // resume() on it here, so that awaiting does not grow the stack; with no awaiter, return
-        // a handle whose resumption does nothing. Checked by Lesson09Ex3.
+        // TODO(exercise 3): when the task has finished, whoever awaits it (its promise's
+        // continuation) goes on, on this thread; a task that nobody awaits just stops here.
+        // Rule: the stack stays flat: a million awaits in a loop, or a chain of them a hundred
+        // thousand deep, must not leave one call per await on it. Checked by Lesson09Ex3.
         (void)done;
         return std::noop_coroutine();
     }
@@ -182,9 +182,11 @@ struct TaskAwaiter {
 
     bool await_ready() const noexcept { return child.done(); }
     std::coroutine_handle<> await_suspend(std::coroutine_handle<> parent) {
-        // TODO(exercise 3): start the child on this thread, so that its end resumes `parent`.
-        // Rule: symmetric transfer: return the handle to run next instead of calling resume(),
-        // so that a loop of a million awaits keeps the stack flat. Checked by Lesson09Ex3.
+        // TODO(exercise 3): run the child on this thread, and see to it that the child's end
+        // resumes `parent` (which then reads the child's outcome). Rules: the stack stays flat,
+        // however many awaits follow one another or nest; and the child may hop to the pool and
+        // finish on another worker at any moment once it has started, so what its end needs must
+        // be in place before it starts. Checked by Lesson09Ex3.
         (void)parent;
         throw ws::NotImplemented{"lesson 09, exercise 3: co_await of a child Task"};
     }
