@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <stdexcept>
 
 #include <ws/testing/failing_new.hpp>
 
@@ -25,6 +26,11 @@ namespace {
 
 Task<int> answer() {
     co_return 42;
+}
+
+Task<int> throws_for_sync_wait() {
+    throw std::runtime_error("sync_wait must rethrow this, and still free its frame");
+    co_return 0;
 }
 
 }  // namespace
@@ -48,4 +54,29 @@ TEST(Lesson09Ex2, SyncWaitDestroysItsFrame) {
     EXPECT_LT(left, kCalls / 2) << kCalls << " calls of sync_wait left " << left
                                 << " allocations of this thread unfreed: does sync_wait destroy "
                                    "its frame once it has read the outcome?";
+}
+
+// The same count when the task throws: sync_wait rethrows the exception, and must have destroyed
+// its frame by then (a frame destroyed only on the way that returns a value leaks on this one).
+TEST(Lesson09Ex2, SyncWaitDestroysItsFrameWhenTheTaskThrows) {
+    if (!ws::testing::kCanFailAllocations)
+        GTEST_SKIP() << "allocations cannot be counted here: <ws/testing/failing_new.hpp> needs "
+                        "ld --wrap (Linux)";
+    ThreadPool pool(1);
+    ASSERT_THROW((void)sync_wait(pool, throws_for_sync_wait()), std::runtime_error);
+    constexpr int kCalls = 64;
+    const std::int64_t before = allocations_not_freed_here();
+    int rethrown = 0;
+    for (int i = 0; i < kCalls; ++i) {
+        try {
+            (void)sync_wait(pool, throws_for_sync_wait());
+        } catch (const std::runtime_error&) {
+            ++rethrown;
+        }
+    }
+    const std::int64_t left = allocations_not_freed_here() - before;
+    EXPECT_EQ(rethrown, kCalls);
+    EXPECT_LT(left, kCalls / 2) << kCalls << " calls of sync_wait whose task threw left " << left
+                                << " allocations of this thread unfreed: does sync_wait destroy "
+                                   "its frame before it rethrows the task's exception?";
 }

@@ -69,6 +69,24 @@ Task<std::uintptr_t> deepest_frame_change(std::size_t awaits) {
     co_return spread;
 }
 
+// Each level awaits the next one down: by symmetric transfer the deepest runs where the first
+// child ran, at the same depth of the stack. An awaiter that runs its child by calling resume()
+// (even one that then skips the suspension when the child has finished) leaves a call per level.
+Task<void> record_deepest_frame(std::size_t depth, std::uintptr_t& deepest) {
+    if (depth == 0) {
+        deepest = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+        co_return;
+    }
+    co_await record_deepest_frame(depth - 1, deepest);
+}
+
+Task<std::uintptr_t> nested_frame_change(std::size_t depth) {
+    std::uintptr_t first = 0, deepest = 0;
+    co_await record_frame(first);
+    co_await record_deepest_frame(depth, deepest);
+    co_return first > deepest ? first - deepest : deepest - first;
+}
+
 Task<std::uint64_t> chain(std::size_t depth) {
     if (depth == 0) co_return 1;
     co_return 1 + co_await chain(depth - 1);
@@ -123,6 +141,14 @@ TEST(Lesson09Ex3, AMillionAwaitsInALoopDoNotGrowTheStack) {
 TEST(Lesson09Ex3, AChainOfNestedAwaitsOfAHundredThousandLevels) {
     ThreadPool pool(1);
     EXPECT_EQ(run(pool, chain(100'000)), 100'001u);
+}
+
+TEST(Lesson09Ex3, ANestedChainOfAwaitsKeepsTheStackFlat) {
+    ThreadPool pool(1);
+    const std::uintptr_t spread = run(pool, nested_frame_change(10'000));
+    EXPECT_LT(spread, std::uintptr_t{64} << 10)
+        << "ten thousand nested awaits moved the stack by " << spread << " bytes: does the "
+        << "awaiter call resume() on the child instead of returning its handle?";
 }
 
 TEST(Lesson09Ex3, TheParentResumesWhereTheChildFinished) {

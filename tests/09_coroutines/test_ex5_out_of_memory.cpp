@@ -73,6 +73,32 @@ Task<int> when_all_with_no_memory_left(ThreadPool& pool, std::thread::id& parent
     co_return (first == parent ? 1 : 0) + (second == parent ? 1 : 0);
 }
 
+Task<int> a_number(int value) {
+    co_return value;
+}
+
+void refuse_every_allocation_from_now_on(void*) noexcept {
+    ws::testing::refuse_allocations(true);
+}
+
+// As when_all_with_no_memory_left, but after the first failure every allocation of this worker
+// fails, so each child that when_all wakes runs inline; and once both children are done this
+// coroutine ends, destroying when_all's frame (which holds the awaiter when_all runs in), all
+// on this thread before the wake that ran the last child returns.
+Task<int> when_all_then_end_with_no_memory_left(ThreadPool& pool) {
+    int sum = 0;
+    {
+        Task<std::tuple<int, int>> both = when_all(pool, a_number(1), a_number(2));
+        ws::testing::before_each_allocation_failure(&refuse_every_allocation_from_now_on, nullptr);
+        fail_allocation_after(2);  // the children's frames; then the first spawn fails
+        const auto [first, second] = co_await std::move(both);
+        disarm_allocation_failures();
+        ws::testing::before_each_allocation_failure(nullptr, nullptr);
+        sum = first + second;
+    }  // when_all's frame is destroyed here
+    co_return sum;
+}
+
 }  // namespace
 
 TEST(Lesson09Ex5, AChannelWakesItsReceiverInlineWhenThePoolCannotTakeTheJob) {
@@ -107,6 +133,18 @@ TEST(Lesson09Ex5, WhenAllRunsAChildInlineWhenThePoolCannotTakeIt) {
     EXPECT_EQ(children_on_the_parents_thread, 2)
         << "both children run on the parent's worker: the refused one inline, the last by "
            "symmetric transfer";
+    pool.wait_idle();
+}
+
+// Under AddressSanitizer: a when_all that, after waking its last child, reads its awaiter again
+// (a loop's bound, say) reads the freed frame of when_all, and the sanitizer reports it.
+TEST(Lesson09Ex5, WhenAllDoesNotTouchItsAwaiterAfterTheLastChildResumedTheParent) {
+    WS_SKIP_UNLESS_ALLOCATIONS_CAN_FAIL();
+    ThreadPool pool(1);
+    const std::uint64_t failed_before = failed_allocations();
+    EXPECT_EQ(sync_wait(pool, when_all_then_end_with_no_memory_left(pool)), 3);
+    ASSERT_GE(failed_allocations() - failed_before, 1U)
+        << "the worker's spawn did not allocate, so this test did not test the fallback";
     pool.wait_idle();
 }
 
