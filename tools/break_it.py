@@ -319,9 +319,12 @@ class Pauser:
                 self.cond.notify_all()
 
 
-def wait_stopped(groups: set[int], timeout: float = 2.0) -> None:
+def wait_stopped(groups: set[int], timeout: float = 30.0) -> None:
     """Until every process of these process groups has stopped (a signal is delivered
-    asynchronously: a compiler may still run for a moment after SIGSTOP)."""
+    asynchronously: a compiler may still run for a moment after SIGSTOP, and one in an
+    uninterruptible sleep, reading a file on a busy disk, stops only when the read is done:
+    2 s were once not enough at a load average of 13). The bound only keeps a process the
+    kernel cannot stop from hanging the gate."""
     deadline = time.monotonic() + timeout
     while groups and time.monotonic() < deadline:
         running = False
