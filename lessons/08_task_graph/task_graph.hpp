@@ -308,8 +308,11 @@ inline void TaskGraph::start(ThreadPool& pool) {
     // nothing that has a predecessor (it would run too early, and again when released); a node
     // is a Job, so push it as it is — no allocation per node; pool.push throws std::bad_alloc
     // when a deque cannot grow, and a source is ready all the same: it still runs, once, and
-    // start() must not throw while the sources pushed before it run. Checked by Lesson08Ex1
-    // (and the failed push by Lesson08Ex4, whose test runs a graph again).
+    // start() must not throw while the sources pushed before it run. Checked by Lesson08Ex1;
+    // the failed push, and a source that finishes while start() still pushes, later by
+    // Lesson08Ex4.ASourceWhosePushRunsOutOfMemoryStillRunsOnce and
+    // Lesson08Ex4.ANodeReleasedWhileStartStillPushesRunsOnce (in exercise 4's suite because
+    // they run a graph a second time, which needs exercise 3).
     (void)pool;
     throw NotImplemented("lesson 08, exercise 1: TaskGraph::start");
 }
