@@ -114,6 +114,34 @@ TEST(Lesson08Ex5, ASubflowIsRebuiltOnEveryRun) {
     }
 }
 
+TEST(Lesson08Ex5, ASubflowIsRebuiltFromEmptyAfterARunThatFailed) {
+    // The first run's subflow throws from a child; in the second, the node's task throws while
+    // it builds the subflow, after adding its nodes; the third must run exactly the ten children
+    // its task built then. A subflow cleared after it has run, instead of before the task
+    // builds it, is never cleared when the run throws: the next run runs the old nodes too.
+    ThreadPool pool(2);
+    TaskGraph graph;
+    std::atomic<int> children{0};
+    std::atomic<int> failing{1};  // 1: a child throws; 2: the node's task; 0: nothing throws
+    graph.emplace([&](Subflow& subflow) {
+        for (int i = 0; i < 10; ++i)
+            subflow.emplace([&] { children.fetch_add(1); });
+        subflow.emplace([&] {
+            if (failing.load() == 1) throw std::runtime_error("child failed");
+        });
+        if (failing.load() == 2) throw std::runtime_error("task failed");
+    });
+    EXPECT_THROW(run(pool, graph), std::runtime_error) << "a child threw";
+    failing = 2;
+    EXPECT_THROW(run(pool, graph), std::runtime_error) << "the node's task threw";
+    failing = 0;
+    children = 0;
+    run(pool, graph);
+    EXPECT_EQ(children.load(), 10)
+        << "after runs whose subflow threw, the subflow must hold only what its task built in "
+           "this run: clear it before the task builds it";
+}
+
 TEST(Lesson08Ex5, WhatASubflowThrowsIsTheNodesException) {
     ThreadPool pool(2);
     TaskGraph graph;
