@@ -38,7 +38,9 @@ void help_until(ThreadPool& pool, Done done) {
     // TODO(exercise 2): returns once done() is true, and until then this worker keeps running
     // other jobs, as many as it finds. Rules: never block (no sleep, no condition variable,
     // no atomic wait): what it waits for may be queued on this very worker; and while there is
-    // nothing to run, wait politely instead of hammering the queues. Checked by Lesson07Ex2.
+    // nothing to run, wait politely instead of hammering the queues (advice: no test can tell
+    // a polite wait from a hammering one on a loaded machine, so none checks it). Checked by
+    // Lesson07Ex2.
     (void)pool;
     (void)done;
     throw NotImplemented("lesson 07, exercise 2: help_until");

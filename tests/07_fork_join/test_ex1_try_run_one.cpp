@@ -38,6 +38,21 @@ TEST(Lesson07Ex1, TryRunOneRunsATaskFromTheWorkersOwnDeque) {
     EXPECT_TRUE(child_ran.load()) << "try_run_one returned without running the child";
 }
 
+TEST(Lesson07Ex1, AJobThatTryRunOneRanCountsOnceInStats) {
+    // One worker: it runs the outer task from its loop and the child through try_run_one, and
+    // nothing else runs. executed() counts every job a worker ran, however it found it.
+    ThreadPool pool(1);
+    bool result = false;
+    on_worker(pool, [&] {
+        pool.spawn([] {});
+        result = pool.try_run_one();
+    });
+    ASSERT_TRUE(result) << "the child was in this worker's own deque";
+    EXPECT_EQ(pool.stats().executed(), 2u)
+        << "the outer task and the child that try_run_one ran: count the job once, as the "
+           "worker loop does (run it through run_job)";
+}
+
 TEST(Lesson07Ex1, TryRunOneTakesATaskFromTheInjector) {
     ThreadPool pool(1);
     std::atomic<bool> queued{false}, ran{false};

@@ -7,6 +7,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include <ws/testing/exactly_once.hpp>
 
@@ -14,6 +15,7 @@
 #include "helpers.hpp"
 
 using lesson07_test::on_worker;
+using lesson07_test::spin_until;
 using ws::lesson07::parallel_for;
 using ws::lesson07::parallel_reduce;
 using ws::lesson07::ThreadPool;
@@ -85,6 +87,84 @@ TEST(Lesson07Ex6, ParallelForAndReduceAtTheTopOfTheIndexRange) {
            "chunk outside [begin, end) to the body or map (exit code 1 or 3), missed an index "
            "(2 or 4) or crashed: the middle of a range must be computed in a way that cannot "
            "overflow";
+}
+
+namespace {
+// What an idle worker's first steal ran of a range that the other worker splits.
+struct FirstStealOfARange {
+    bool owner_waited = false;  // the owner reached its first chunk and waited there
+    bool found_a_job = false;   // the thief's try_run_one ran something
+    std::size_t indices = 0;    // the indices of the chunks run inside that call
+};
+
+constexpr std::size_t kStealN = 4096, kStealGrain = 16;
+
+// Two workers: the thief, held by a task of the test, and the owner, which calls
+// `split(pool, chunk)` (a parallel_for or a parallel_reduce over [0, kStealN) in chunks of
+// kStealGrain that calls chunk(begin, end) for each) from inside a task. At its first chunk the
+// owner waits while the thief calls try_run_one once, as an idle worker steals: what runs inside
+// that call is the thief's first steal. Split by halving, that is the other half of the range,
+// and it splits on the thief's worker (the owner, waiting, takes none of it back).
+template <typename Split>
+FirstStealOfARange first_steal_of_a_range(Split split) {
+    std::atomic<bool> thief_started{false}, owner_waits{false}, thief_done{false};
+    std::thread::id thief;  // written before thief_started, read after it
+    FirstStealOfARange seen;
+    ThreadPool pool(2);  // after what its tasks use: its destructor waits for them
+    pool.spawn([&] {
+        thief = std::this_thread::get_id();
+        thief_started = true;
+        if (spin_until(owner_waits)) seen.found_a_job = pool.try_run_one();
+        thief_done = true;
+    });
+    if (!spin_until(thief_started)) return seen;
+    // From outside, once the thief holds one worker: the other one runs it.
+    pool.spawn([&] {
+        struct ReleaseTheThief {  // when the owner is done, also if it threw before any chunk
+            std::atomic<bool>& owner_waits;
+            ~ReleaseTheThief() { owner_waits = true; }
+        } release{owner_waits};
+        split(pool, [&](std::size_t begin, std::size_t end) {
+            if (std::this_thread::get_id() == thief) {
+                if (!thief_done.load()) seen.indices += end - begin;  // inside try_run_one
+            } else if (!seen.owner_waited) {
+                seen.owner_waited = true;
+                owner_waits = true;
+                spin_until(thief_done);
+            }
+        });
+    });
+    pool.wait_idle();
+    return seen;
+}
+}  // namespace
+
+TEST(Lesson07Ex6, AThiefsFirstStealTakesHalfOfAParallelForAndOfAParallelReduce) {
+    const auto check = [](const char* what, const FirstStealOfARange& seen) {
+        ASSERT_TRUE(seen.owner_waited) << what << ": the owner never ran a chunk";
+        EXPECT_TRUE(seen.found_a_job)
+            << what
+            << ": while the owner ran its first chunk, an idle worker found nothing to "
+               "steal: is the rest of the range in the owner's deque (split by join)?";
+        EXPECT_GE(seen.indices, kStealN / 2)
+            << what << ": an idle worker's first steal ran " << seen.indices << " of " << kStealN
+            << " indices: split the range in halves, so that a thief takes half of it at once "
+               "(a loop of spawns hands it one chunk per steal)";
+    };
+    check("parallel_for", first_steal_of_a_range([](ThreadPool& pool, auto chunk) {
+              parallel_for(pool, 0, kStealN, kStealGrain, chunk);
+          }));
+    std::size_t sum = 0;
+    check("parallel_reduce", first_steal_of_a_range([&sum](ThreadPool& pool, auto chunk) {
+              sum = parallel_reduce(
+                  pool, 0, kStealN, kStealGrain, std::size_t{0},
+                  [&](std::size_t begin, std::size_t end) {
+                      chunk(begin, end);
+                      return end - begin;
+                  },
+                  [](std::size_t x, std::size_t y) { return x + y; });
+          }));
+    EXPECT_EQ(sum, kStealN);
 }
 
 TEST(Lesson07Ex6, ParallelForOnAnEmptyRangeCallsNothing) {
