@@ -6,8 +6,9 @@
 // task onto the worker's own queue, counted in pending_ or against the worker's tally of
 // finished tasks.
 //
-// A fourth test checks the other half of taking the count back: when the unit taken back is
-// pending_'s last, a wait_idle caller may have seen it and gone to sleep, and must be woken.
+// A fourth and a fifth test check the other half of taking the count back: when the unit taken
+// back is pending_'s last, wait_idle callers may have seen it and gone to sleep, and must all be
+// woken.
 //
 // Deterministic: <ws/testing/failing_new.hpp> (ld --wrap, set for this program in the root
 // CMakeLists.txt) makes a thread's next allocation throw. The tests arm the spawning thread just
@@ -16,6 +17,7 @@
 // AddressSanitizer too.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -25,6 +27,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include <ws/task.hpp>
 #include <ws/testing/failing_new.hpp>
@@ -222,22 +225,23 @@ ws::testing::DetachedCall start_held_wait(ThreadPool& pool, std::shared_ptr<Held
 }
 }  // namespace
 
-TEST(Lesson02Ex2, AFailedSpawnWakesAWaitIdleAsleepOnItsCount) {
-    // A spawn from outside counts its task (pending_ 0 -> 1), takes the pool's mutex, and its
-    // push throws. A wait_idle that reads pending_ in between sees 1 and goes to sleep; taking
-    // the count back takes pending_ to zero, and must then wake it (under the mutex), as the
-    // last task to finish does, or it sleeps forever. Forced, with no help from the scheduler:
-    // spawn A is held inside its failing allocation, the mutex held; then wait_idle blocks on
-    // the mutex, then spawn B, counted (pending_ 2), behind it: the kernel wakes a futex's
-    // waiters in the order they came, and /proc shows both blocked on the same futex word.
-    // Released, A unlocks, which wakes wait_idle, and takes its count back (2 -> 1); wait_idle
-    // gets the mutex, sees B's unit and sleeps on the condition variable, which lets B in; B's
-    // push throws too, and whichever of A and B takes back the last unit must wake wait_idle.
-    // While B is held, /proc shows whether wait_idle sleeps on another futex word than the
-    // mutex's (the condition variable's): if not (the worker took the mutex between A and
-    // wait_idle, and so B got it before wait_idle), the test tries again, up to 5 times.
-    WS_SKIP_UNLESS_ALLOCATIONS_CAN_FAIL();
-    if (!ws::testing::kCanSteerThreads) GTEST_SKIP() << "needs Linux (/proc)";
+namespace {
+// The body of the two tests below, with `num_waiters` wait_idle callers on threads of their own.
+// A spawn from outside counts its task (pending_ 0 -> 1), takes the pool's mutex, and its push
+// throws. A wait_idle that reads pending_ in between sees 1 and goes to sleep; taking the count
+// back takes pending_ to zero, and must then wake every such caller (under the mutex), as the
+// last task to finish does, or they sleep forever. Forced, with no help from the scheduler:
+// spawn A is held inside its failing allocation, the mutex held; then the wait_idle callers
+// block on the mutex, one after another, then spawn B, counted (pending_ 2), behind them: the
+// kernel wakes a futex's waiters in the order they came, and /proc shows all of them blocked on
+// the same futex word. Released, A unlocks, which wakes the first caller, and takes its count
+// back (2 -> 1); each caller in turn gets the mutex, sees B's unit and sleeps on the condition
+// variable, which lets the next in, and the last lets B in; B's push throws too, and whichever
+// of A and B takes back the last unit must wake them all. While B is held, /proc shows whether
+// every caller sleeps on another futex word than the mutex's (the condition variable's): if not
+// (the worker took the mutex in between, and so B got it before a caller), the test tries
+// again, up to 5 times.
+void expect_a_failed_spawn_to_wake_every_wait_idle_asleep_on_its_count(int num_waiters) {
     auto pool = std::make_unique<ThreadPool>(1);
     // First a failed spawn from this thread: the shared queue's deque then needs a new block for
     // its next push, and still does after each failed push (a failed push leaves it unchanged).
@@ -257,12 +261,20 @@ TEST(Lesson02Ex2, AFailedSpawnWakesAWaitIdleAsleepOnItsCount) {
     int forced = 0;
     for (int attempt = 1; attempt <= 5 && forced == 0; ++attempt) {
         auto a = std::make_shared<HeldSpawn>(), b = std::make_shared<HeldSpawn>();
-        auto wait = std::make_shared<HeldWait>();
+        std::vector<std::shared_ptr<HeldWait>> waits;
+        std::vector<ws::testing::DetachedCall> wait_calls;
         ws::testing::DetachedCall a_call = start_held_spawn(*pool, a);
         ws::testing::DetachedCall b_call = start_held_spawn(*pool, b);
-        ws::testing::DetachedCall wait_call = start_held_wait(*pool, wait);
+        for (int i = 0; i < num_waiters; ++i) {
+            waits.push_back(std::make_shared<HeldWait>());
+            wait_calls.push_back(start_held_wait(*pool, waits.back()));
+        }
         ASSERT_TRUE(wait_until(
-            [&] { return a->tid.load() != 0 && b->tid.load() != 0 && wait->tid.load() != 0; },
+            [&] {
+                return a->tid.load() != 0 && b->tid.load() != 0 &&
+                       std::all_of(waits.begin(), waits.end(),
+                                   [](const auto& w) { return w->tid.load() != 0; });
+            },
             10s * slowdown()));
         a->go = true;
         if (!wait_until([&] { return a->held.load(); }, 10s * slowdown())) {
@@ -270,19 +282,29 @@ TEST(Lesson02Ex2, AFailedSpawnWakesAWaitIdleAsleepOnItsCount) {
             FAIL() << "a spawn from outside did not fail, although the shared queue's last push "
                       "had failed for want of memory and nothing was pushed since";
         }
-        wait->go = true;
-        const std::uintptr_t mutex_word = wait_until_blocked(wait->tid.load(), 10s * slowdown());
+        // Each caller in turn, so that they queue on the mutex in this order.
+        std::uintptr_t mutex_word = 0;
+        bool queued = true;
+        for (const auto& w : waits) {
+            w->go = true;
+            const std::uintptr_t word =
+                wait_until_blocked(w->tid.load(), 10s * slowdown(), mutex_word);
+            if (mutex_word == 0) mutex_word = word;
+            queued = queued && word != 0;
+        }
         b->go = true;
-        const bool queued =
-            mutex_word != 0 && wait_until_blocked(b->tid.load(), 10s * slowdown(), mutex_word) != 0;
+        queued = queued && wait_until_blocked(b->tid.load(), 10s * slowdown(), mutex_word) != 0;
         a->release = true;
         if (!wait_until([&] { return b->held.load(); }, 10s * slowdown())) {
             (void)pool.release();
             FAIL() << "the second spawn from outside did not fail";
         }
-        const std::uintptr_t wait_word =
-            queued ? wait_until_blocked(wait->tid.load(), 2s * slowdown()) : 0;
-        const bool this_forced = wait_word != 0 && wait_word != mutex_word;
+        bool this_forced = queued;
+        for (const auto& w : waits) {
+            const std::uintptr_t wait_word =
+                this_forced ? wait_until_blocked(w->tid.load(), 2s * slowdown()) : 0;
+            this_forced = wait_word != 0 && wait_word != mutex_word;
+        }
         b->release = true;
         if (!a_call.wait_for(10s * slowdown()) || !b_call.wait_for(10s * slowdown())) {
             (void)pool.release();
@@ -292,19 +314,44 @@ TEST(Lesson02Ex2, AFailedSpawnWakesAWaitIdleAsleepOnItsCount) {
         if (const auto error = b_call.error()) std::rethrow_exception(error);
         ASSERT_TRUE(a->threw_bad_alloc.load() && b->threw_bad_alloc.load())
             << "a spawn whose push failed did not throw std::bad_alloc";
-        if (!wait_call.wait_for(2s * slowdown())) {
-            (void)pool.release();  // wait_idle still uses it: leak the pool
-            FAIL() << "wait_idle did not return (attempt " << attempt << ", "
-                   << (this_forced ? "forced" : "not forced")
-                   << "): it went to sleep while a failed spawn's count was in pending_, and the "
-                      "spawn took its count back, leaving pending_ at zero, without waking it. "
-                      "Taking back the last unit ends a wait, exactly as the last task to "
-                      "finish does: notify idle_, under the mutex";
+        int returned = 0;
+        for (auto& call : wait_calls) {
+            if (call.wait_for(2s * slowdown())) ++returned;
         }
-        if (const auto error = wait_call.error()) std::rethrow_exception(error);
+        if (returned < num_waiters) {
+            (void)pool.release();  // wait_idle still uses it: leak the pool
+            FAIL() << returned << " of " << num_waiters << " wait_idle calls returned (attempt "
+                   << attempt << ", " << (this_forced ? "forced" : "not forced")
+                   << "): a caller went to sleep while a failed spawn's count was in pending_, "
+                      "and the spawn took its count back, leaving pending_ at zero, without "
+                      "waking "
+                   << (num_waiters == 1 ? "it" : "every caller")
+                   << ". Taking back the last unit ends a wait, exactly as the last task to "
+                      "finish does: notify idle_, under the mutex, and wake every thread "
+                      "asleep in wait_idle";
+        }
+        for (auto& call : wait_calls) {
+            if (const auto error = call.error()) std::rethrow_exception(error);
+        }
         if (this_forced) ++forced;
     }
     EXPECT_TRUE(ws::testing::run_within(2s * slowdown(), [p = pool.release()] { delete p; }))
         << "the pool's destructor did not return after failed spawns";
     if (forced == 0) GTEST_SKIP() << "wait_idle could not be made to sleep between two spawns";
+}
+}  // namespace
+
+TEST(Lesson02Ex2, AFailedSpawnWakesAWaitIdleAsleepOnItsCount) {
+    // One wait_idle caller asleep on the count a failed spawn takes back (see above).
+    WS_SKIP_UNLESS_ALLOCATIONS_CAN_FAIL();
+    if (!ws::testing::kCanSteerThreads) GTEST_SKIP() << "needs Linux (/proc)";
+    expect_a_failed_spawn_to_wake_every_wait_idle_asleep_on_its_count(1);
+}
+
+TEST(Lesson02Ex2, AFailedSpawnWakesEveryWaitIdleAsleepOnItsCount) {
+    // Two wait_idle callers asleep on it at once: taking back the last unit must wake both
+    // (notify_all), not one.
+    WS_SKIP_UNLESS_ALLOCATIONS_CAN_FAIL();
+    if (!ws::testing::kCanSteerThreads) GTEST_SKIP() << "needs Linux (/proc)";
+    expect_a_failed_spawn_to_wake_every_wait_idle_asleep_on_its_count(2);
 }
