@@ -3,7 +3,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -169,4 +171,126 @@ TEST(Lesson01Ex2, EveryThreadInWaitIdleWakesWhenTheLastTaskFinishes) {
         FAIL() << "one of two threads in wait_idle never returned: when the count reaches zero, "
                   "wake every waiter (notify_all), not one";
     }
+}
+
+namespace {
+// Whether a spawn, from outside, on a thread born SCHED_IDLE on `cpu`, could be overtaken by the
+// worker it woke: the task ran before spawn returned.
+struct OvertakenSpawn {
+    std::atomic<bool> spawn_returned{false};
+    std::atomic<bool> ran_before_spawn_returned{false};
+};
+
+// A thread that spins on `cpu` while it exists, so that a SCHED_IDLE thread there gets no turn
+// while a normal thread it woke waits for one (EEVDF may pick the SCHED_IDLE thread when the
+// woken one is not yet eligible).
+class SpinnerOnCpu {
+  public:
+    explicit SpinnerOnCpu(int cpu)
+        : thread_([this, cpu] {
+              ws::testing::pin_to_cpu(ws::testing::current_thread_id(), cpu);
+              while (on_.load(std::memory_order_relaxed)) {
+              }
+          }) {}
+    SpinnerOnCpu(const SpinnerOnCpu&) = delete;
+    SpinnerOnCpu& operator=(const SpinnerOnCpu&) = delete;
+    ~SpinnerOnCpu() {
+        on_.store(false, std::memory_order_relaxed);  // a stop flag: it publishes nothing
+        thread_.join();
+    }
+
+  private:
+    std::atomic<bool> on_{true};
+    std::thread thread_;
+};
+}  // namespace
+
+TEST(Lesson01Ex2, WaitIdleWaitsForATaskWhoseSiblingRanTheMomentItWasQueued) {
+    // One worker runs a task, a thread sleeps in wait_idle, and another thread spawns a second
+    // task. The spawning thread is born SCHED_IDLE on the CPU of the other worker and of the
+    // waiter (so anything it wakes there runs before it goes on): the worker its notify wakes
+    // takes the task, runs it and counts it finished before spawn goes on. If spawn counted it
+    // pending only after the push (after its notify, in a second critical section), the count
+    // drops to zero and the waiter, woken, returns while the first task still runs. A thread
+    // spins on that CPU meanwhile, so the spawning thread gets no turn while a thread it woke
+    // waits for one. Up to 12 tries, until 3 were forced (the task ran before spawn returned): a
+    // forced try exposes the late count only if the woken waiter also runs before the spawn.
+    if (!ws::testing::kCanSteerThreads) GTEST_SKIP() << "needs Linux (/proc, sched_setscheduler)";
+    using ws::testing::slowdown;
+    using ws::testing::wait_until;
+    const auto cpus = ws::testing::cpus_of_this_thread(2);
+    ASSERT_FALSE(cpus.empty());
+    const auto before = ws::testing::thread_ids();
+    auto pool = std::make_unique<ThreadPool>(2);
+    const auto workers = ws::testing::new_threads(before);
+    ASSERT_EQ(workers.size(), 2u);
+    for (const auto tid : workers)
+        ws::testing::request_short_slice(tid);
+    int forced = 0;
+    for (int attempt = 1; attempt <= 12 && forced < 3; ++attempt) {
+        pool->wait_idle();
+        // Each try on the next CPU: one that is busier with other work may not let it through.
+        const int cpu = cpus[static_cast<std::size_t>(attempt) % cpus.size()];
+        for (const auto tid : workers)
+            ws::testing::pin_to_cpu(tid, cpu);
+        auto busy = std::make_shared<std::atomic<ws::testing::ThreadId>>(0);
+        auto release = std::make_shared<std::atomic<bool>>(false);
+        pool->spawn([busy, release] {
+            *busy = ws::testing::current_thread_id();
+            wait_until([&] { return release->load(); }, 10s * slowdown());
+        });
+        ASSERT_TRUE(wait_until([&] { return busy->load() != 0; }, 10s * slowdown()));
+        const auto other = busy->load() == workers[0] ? workers[1] : workers[0];
+        auto waiter_tid = std::make_shared<std::atomic<ws::testing::ThreadId>>(0);
+        auto returned = std::make_shared<std::atomic<bool>>(false);
+        ws::testing::DetachedCall waiter([&pool = *pool, cpu, waiter_tid, returned] {
+            const auto me = ws::testing::current_thread_id();
+            ws::testing::pin_to_cpu(me, cpu);
+            ws::testing::request_short_slice(me);
+            *waiter_tid = me;
+            pool.wait_idle();
+            *returned = true;
+        });
+        ASSERT_TRUE(wait_until([&] { return waiter_tid->load() != 0; }, 10s * slowdown()));
+        ASSERT_TRUE(ws::testing::wait_until_asleep({waiter_tid->load(), other}, 10s * slowdown()))
+            << "wait_idle, or the worker without a task, did not go to sleep while a task ran";
+        auto spawn = std::make_shared<OvertakenSpawn>();
+        std::optional<SpinnerOnCpu> spinner(std::in_place, cpu);
+        ws::testing::DetachedCall spawner([&pool = *pool, cpu, spawn] {
+            ws::testing::call_born_idle_on(cpu, [&] {
+                pool.spawn(
+                    [spawn] { spawn->ran_before_spawn_returned = !spawn->spawn_returned.load(); });
+                spawn->spawn_returned = true;
+            });
+        });
+        if (!spawner.wait_for(10s * slowdown())) {
+            (void)pool.release();  // the waiter and the spawner still use it: leak the pool
+            FAIL() << "spawn did not return";
+        }
+        if (const auto error = spawner.error()) std::rethrow_exception(error);
+        // Woken, the waiter would have run before the spawning thread went on; give it 50 ms
+        // asleep in a row to show it was not.
+        int asleep_polls = 0;
+        wait_until(
+            [&] {
+                if (returned->load()) return true;
+                asleep_polls = ws::testing::asleep(waiter_tid->load()) ? asleep_polls + 1 : 0;
+                return asleep_polls >= 50;
+            },
+            10s * slowdown());
+        const bool early = returned->load();
+        spinner.reset();
+        *release = true;
+        if (!waiter.wait_for(10s * slowdown())) {
+            (void)pool.release();  // the waiter is still in wait_idle: leak the pool
+            FAIL() << "wait_idle did not return after the last task finished";
+        }
+        ASSERT_FALSE(early)
+            << "wait_idle returned while a task still ran (attempt " << attempt
+            << "): a worker took a task as soon as it was queued, ran it and counted it finished "
+               "before spawn counted it pending. Count the task in the same critical section "
+               "that queues it, before any worker can take it";
+        if (spawn->ran_before_spawn_returned.load()) ++forced;
+    }
+    if (forced == 0) GTEST_SKIP() << "no spawned task ran before its spawn returned";
 }

@@ -78,6 +78,22 @@ TEST(Lesson01Ex4, AThrowingTaskCountsAsFinished) {
     EXPECT_TRUE(waiter.error() != nullptr) << "wait_idle must rethrow the task's exception";
 }
 
+TEST(Lesson01Ex4, APoolIsDestroyedQuietlyWithAnExceptionNoWaitIdleCollected) {
+    // A task threw and nobody called wait_idle: the exception is kept for a wait_idle that never
+    // comes, and the destructor drops it. It must not throw it: out of a destructor an exception
+    // ends the program (std::terminate). A destructor that drains the pool by calling wait_idle
+    // does throw it; wait for the count to reach zero without the rethrow instead (or leave the
+    // draining to the workers, as the drain rule already does).
+    std::atomic<bool> later_ran{false};
+    {
+        ThreadPool pool(1);  // one worker: the throwing task runs first
+        pool.spawn([] { throw std::runtime_error("nobody waits for this"); });
+        pool.spawn([&later_ran] { later_ran = true; });
+    }  // with a wait_idle in the destructor: "[terminate] ... an exception escaped ... a
+       // destructor"
+    EXPECT_TRUE(later_ran.load()) << "the destructor must still run every queued task";
+}
+
 TEST(Lesson01Ex4, AnExceptionIsRethrownEvenIfThePoolWasAlreadyIdle) {
     // The task has finished before wait_idle is called: nothing is left to wait for, but its
     // exception is still to be reported.
