@@ -180,29 +180,6 @@ struct OvertakenSpawn {
     std::atomic<bool> spawn_returned{false};
     std::atomic<bool> ran_before_spawn_returned{false};
 };
-
-// A thread that spins on `cpu` while it exists, so that a SCHED_IDLE thread there gets no turn
-// while a normal thread it woke waits for one (EEVDF may pick the SCHED_IDLE thread when the
-// woken one is not yet eligible).
-class SpinnerOnCpu {
-  public:
-    explicit SpinnerOnCpu(int cpu)
-        : thread_([this, cpu] {
-              ws::testing::pin_to_cpu(ws::testing::current_thread_id(), cpu);
-              while (on_.load(std::memory_order_relaxed)) {
-              }
-          }) {}
-    SpinnerOnCpu(const SpinnerOnCpu&) = delete;
-    SpinnerOnCpu& operator=(const SpinnerOnCpu&) = delete;
-    ~SpinnerOnCpu() {
-        on_.store(false, std::memory_order_relaxed);  // a stop flag: it publishes nothing
-        thread_.join();
-    }
-
-  private:
-    std::atomic<bool> on_{true};
-    std::thread thread_;
-};
 }  // namespace
 
 TEST(Lesson01Ex2, WaitIdleWaitsForATaskWhoseSiblingRanTheMomentItWasQueued) {
@@ -255,7 +232,7 @@ TEST(Lesson01Ex2, WaitIdleWaitsForATaskWhoseSiblingRanTheMomentItWasQueued) {
         ASSERT_TRUE(ws::testing::wait_until_asleep({waiter_tid->load(), other}, 10s * slowdown()))
             << "wait_idle, or the worker without a task, did not go to sleep while a task ran";
         auto spawn = std::make_shared<OvertakenSpawn>();
-        std::optional<SpinnerOnCpu> spinner(std::in_place, cpu);
+        std::optional<ws::testing::SpinnerOnCpu> spinner(std::in_place, cpu);
         ws::testing::DetachedCall spawner([&pool = *pool, cpu, spawn] {
             ws::testing::call_born_idle_on(cpu, [&] {
                 pool.spawn(

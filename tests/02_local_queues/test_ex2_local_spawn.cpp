@@ -386,29 +386,6 @@ class Waiter {
     ws::testing::DetachedCall call_;
 };
 
-// A thread that spins on `cpu` while it exists, so that a SCHED_IDLE thread there gets no turn
-// while a normal thread it woke waits for one (EEVDF may pick the SCHED_IDLE thread when the
-// woken one is not yet eligible).
-class Spinner {
-  public:
-    explicit Spinner(int cpu)
-        : thread_([this, cpu] {
-              ws::testing::pin_to_cpu(ws::testing::current_thread_id(), cpu);
-              while (on_.load(std::memory_order_relaxed)) {
-              }
-          }) {}
-    Spinner(const Spinner&) = delete;
-    Spinner& operator=(const Spinner&) = delete;
-    ~Spinner() {
-        on_.store(false, std::memory_order_relaxed);  // a stop flag: it publishes nothing
-        thread_.join();
-    }
-
-  private:
-    std::atomic<bool> on_{true};
-    std::thread thread_;
-};
-
 }  // namespace
 
 TEST(Lesson02Ex2, WaitIdleWaitsForAParentWhoseChildIsStolenAsItIsQueued) {
@@ -474,7 +451,7 @@ TEST(Lesson02Ex2, WaitIdleWaitsForAParentWhoseChildIsStolenAsItIsQueued) {
         shared->watch->hold_at = moves->load();
         bool early = false;
         {
-            Spinner spinner(p.cpu);
+            ws::testing::SpinnerOnCpu spinner(p.cpu);
             shared->role[parent] = 2;
             if (!wait_until([&] { return shared->spawned.load(); }, 10s * slowdown())) {
                 (void)p.pool.release();  // the waiter may still be in wait_idle: leak the pool

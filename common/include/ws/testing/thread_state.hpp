@@ -29,9 +29,11 @@
 // woke. A thread born SCHED_IDLE (it inherits the policy and the CPU of the thread that creates
 // it) is owed nothing, and request_short_slice() gives the thread to be woken an earlier
 // deadline; even so, beside one busy process per core a forced interleaving can fail to happen
-// now and then, so a test that relies on it should try a few times.
+// now and then, so a test that relies on it should try a few times; a SpinnerOnCpu on that CPU
+// meanwhile keeps the SCHED_IDLE thread from running while the woken one waits for its turn.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <exception>
@@ -308,5 +310,28 @@ void call_born_idle_on(int cpu, F&& f) {
     }).join();
     if (error) std::rethrow_exception(error);
 }
+
+// A thread that spins on `cpu` while the object exists, so that a SCHED_IDLE thread there gets
+// no turn while a normal thread it woke waits for one (EEVDF may pick the SCHED_IDLE thread
+// when the woken one is not yet eligible).
+class SpinnerOnCpu {
+  public:
+    explicit SpinnerOnCpu(int cpu)
+        : thread_([this, cpu] {
+              pin_to_cpu(current_thread_id(), cpu);
+              while (on_.load(std::memory_order_relaxed)) {
+              }
+          }) {}
+    SpinnerOnCpu(const SpinnerOnCpu&) = delete;
+    SpinnerOnCpu& operator=(const SpinnerOnCpu&) = delete;
+    ~SpinnerOnCpu() {
+        on_.store(false, std::memory_order_relaxed);  // a stop flag: it publishes nothing
+        thread_.join();
+    }
+
+  private:
+    std::atomic<bool> on_{true};
+    std::thread thread_;
+};
 
 }  // namespace ws::testing
