@@ -25,6 +25,7 @@ function(ws_add_model_tests target prefix)
   target_include_directories(${target} PRIVATE ${MODEL_INCLUDES})
   target_link_libraries(${target} PRIVATE ws_model ws_test_main ws_warnings)
   ws_compile_tests_together(${target})
+  ws_share_test_pch(${target})
   ws_discover_tests(${target} "${prefix}" ${MODEL_LABELS})
 endfunction()
 
