@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include <ws/atomic.hpp>
 #include <ws/not_implemented.hpp>
 
 #include "coro_task.hpp"
@@ -26,8 +27,9 @@ namespace detail {
 
 // ANCHOR: latch
 // Counts the children still running; the child that brings it to zero resumes the parent.
+// ws::atomic is std::atomic, except in the explorer's build (tests/09_coroutines/model/).
 struct WhenAllLatch {
-    std::atomic<std::size_t> remaining{0};
+    ws::atomic<std::size_t> remaining{0};
     std::coroutine_handle<> parent;
 };
 

@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include <ws/atomic.hpp>
+
 #include "coro_task.hpp"
 #include "pool_awaitables.hpp"
 #include "thread_pool.hpp"
@@ -24,8 +26,9 @@ namespace detail {
 
 // ANCHOR: latch
 // Counts the children still running; the child that brings it to zero resumes the parent.
+// ws::atomic is std::atomic, except in the explorer's build (tests/09_coroutines/model/).
 struct WhenAllLatch {
-    std::atomic<std::size_t> remaining{0};
+    ws::atomic<std::size_t> remaining{0};
     std::coroutine_handle<> parent;
 };
 
