@@ -101,13 +101,19 @@ TEST(Lesson02Ex2, ASpawnOntoTheWorkersOwnQueueTakesNoLockTheOtherWorkersShare) {
         std::atomic<ThreadId> tid{0};
         std::atomic<bool> go{false};
         std::atomic<bool> spawned{false};
+        std::atomic<bool> spawn_threw{false};
         std::atomic<bool> child_ran{false};
     };
     auto shared = std::make_shared<Shared>();
     pool->spawn([&pool = *pool, shared] {
         shared->tid = ws::testing::current_thread_id();
         wait_until([&] { return shared->go.load(); }, 10s * slowdown());
-        pool.spawn([shared] { shared->child_ran = true; });
+        try {
+            pool.spawn([shared] { shared->child_ran = true; });
+        } catch (...) {
+            shared->spawn_threw = true;
+            throw;
+        }
         shared->spawned = true;
     });
     const bool started = wait_until([&] { return shared->tid.load() != 0; }, 10s * slowdown());
@@ -130,7 +136,7 @@ TEST(Lesson02Ex2, ASpawnOntoTheWorkersOwnQueueTakesNoLockTheOtherWorkersShare) {
     int blocked_polls = 0;
     wait_until(
         [&] {
-            if (shared->spawned.load()) return true;
+            if (shared->spawned.load() || shared->spawn_threw.load()) return true;
             blocked_polls =
                 mutex_word != 0 && ws::testing::futex_word_of(spawning_worker) == mutex_word
                     ? blocked_polls + 1
@@ -140,13 +146,12 @@ TEST(Lesson02Ex2, ASpawnOntoTheWorkersOwnQueueTakesNoLockTheOtherWorkersShare) {
         10s * slowdown());
     const bool spawned_while_held = shared->spawned.load();
     hold->release = true;  // on every path: the spawn from outside goes on
-    const bool outside_returned = outside.wait_for(10s * slowdown());
-    if (!outside_returned) {
+    if (!outside.wait_for(10s * slowdown())) {
         (void)pool.release();  // the spawn from outside still uses it: leak the pool
         FAIL() << "the spawn from outside did not return";
     }
     if (const auto error = outside.error()) std::rethrow_exception(error);
-    pool->wait_idle();
+    ASSERT_NO_THROW(pool->wait_idle());  // what the task's spawn threw, if it did
     ASSERT_TRUE(started) << "the task did not start";
     ASSERT_TRUE(held) << "the spawn from outside never moved its task into the queue";
     ASSERT_TRUE(mutex_held)
