@@ -6,15 +6,15 @@
 // write. push()'s claim of a position is that write: a CAS that is acq_rel (or weaker) is not in
 // S, and then the spawner can see nobody asleep while the sleeper's recheck sees the tail before
 // the claim: the worker sleeps next to the task. x86 (whose CAS is a full barrier) and
-// ThreadSanitizer never show it; the explorer does, as a livelock: the owner waits forever for
+// ThreadSanitizer never show it; the explorer does, as a livelock: the spawner waits forever for
 // the task to run.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 
-#include <ws/atomic.hpp>
 #include <ws/model/explore.hpp>
 #include <ws/testing/harness.hpp>
+#include <ws/testing/parking_scenario.hpp>
 
 #include "../exercises.hpp"
 #include "injector_scenarios.hpp"
@@ -22,77 +22,12 @@
 
 namespace {
 
-// A pool reduced to what the parking protocol reasons about, with the injector as its only queue
-// (lesson 06's ThreadPool: spawn from outside is push + notify_one; the recheck of a worker about
-// to sleep is injector_.is_empty() and the stop flag). Its worker loop is the pool's: take a task,
-// or begin a search and look once more, or leave if the pool stops, or park.
-class InjectorParkingPool {
-  public:
-    // From outside the pool: publish (the injector's seq_cst claim), then notify.
-    void spawn(std::uint64_t item) {
-        queue_.push(item);
-        parker_.notify_one();
-    }
-
-    void worker() {
-        bool searching = false;
-        for (;;) {
-            const ws::Steal<std::uint64_t> s = queue_.steal();
-            if (s.is_retry()) continue;
-            if (s.is_success()) {
-                if (searching) parker_.end_search([this] { return has_work(); });
-                searching = false;
-                // seq_cst: a count the owner waits on.
-                ran_.fetch_add(1, std::memory_order_seq_cst);
-                continue;
-            }
-            if (!searching) {
-                parker_.begin_search();
-                searching = true;
-                continue;  // look once more, as a searcher
-            }
-            // seq_cst: as the pool's stopping_, published like a task.
-            if (stop_.load(std::memory_order_seq_cst)) return;
-            // relaxed: only a moment for the spawner to go on from (wait_until_parking()).
-            parking_.store(true, std::memory_order_relaxed);
-            parker_.park([this] { return has_work(); });
-        }
-    }
-
-    // Waits until `tasks` tasks have run (forever, if a wake-up was lost), then shuts the pool
-    // down as its destructor does: stop, published like a task, then notify_all().
-    void wait_then_stop(int tasks) {
-        // seq_cst: a spin-wait on the count the worker raises (the explorer sees the spin).
-        while (ran_.load(std::memory_order_seq_cst) < tasks) {
-        }
-        stop_.store(true, std::memory_order_seq_cst);
-        parker_.notify_all();
-    }
-
-    // Waits until the worker is about to park: the spawn then meets the announcement and the
-    // recheck, which is the race this scenario is about, in few executions. relaxed: a
-    // synchronisation here would hide what notify_one() may read.
-    void wait_until_parking() const {
-        while (!parking_.load(std::memory_order_relaxed)) {
-        }
-    }
-
-    // After the worker has been joined.
-    int ran() const { return ran_.load(std::memory_order_seq_cst); }
-
-  private:
-    // The recheck (ThreadPool::has_work_anywhere()): the stop flag, then the injector.
-    bool has_work() const {
-        // seq_cst: as the pool's stopping_.
-        return stop_.load(std::memory_order_seq_cst) || !queue_.is_empty();
-    }
-
-    lesson06_model::Queue queue_;
-    ws::lesson06::Parker parker_{1};
-    ws::atomic<int> ran_{0};
-    ws::atomic<bool> stop_{false};
-    ws::atomic<bool> parking_{false};
-};
+// Lesson 06's ThreadPool reduced to the injector and the parker: a spawn from outside is push +
+// notify_one (push's seq_cst claim of its position is the publication); the recheck of a worker
+// about to sleep is the stop flag and injector_.is_empty() (its seq_cst load of the tail). One
+// worker.
+using InjectorParkingPool =
+    ws::testing::OneQueueParkingPool<lesson06_model::Queue, ws::lesson06::Parker>;
 
 // One preemption, as lesson 05's exercise 3 scenarios: the lost wake-up needs none (the worker
 // runs up to its sleep, then the spawner runs; one stale load of the parker's state), and each
@@ -114,9 +49,9 @@ ws::model::Options injector_parking_options() {
 // push()'s claim acq_rel (break-it patch 24) execution 213 fails, in every run.
 TEST(Lesson06Ex1, ExplorerAPushAndAParkingWorkerNeverMissEachOther) {
     lesson06_model::expect_no_failure(ws::model::explore(injector_parking_options(), [] {
-        InjectorParkingPool pool;
+        InjectorParkingPool pool(1);  // one worker
         {
-            ws::model::Thread worker([&] { pool.worker(); });
+            ws::model::Thread worker([&] { pool.idle_worker(); });
             pool.wait_until_parking();
             pool.spawn(1);
             pool.wait_then_stop(1);
