@@ -174,7 +174,8 @@ struct Watch {
     std::vector<ws::testing::ThreadId> workers;   // the pool's three workers
     std::atomic<ws::testing::ThreadId> thief{0};  // the first other thread that moved it
     std::atomic<int> thief_moves{0};
-    std::atomic<bool> set_up{false};  // the second thief waited on the first's queue
+    std::atomic<bool> set_up{false};               // the second thief waited on the first's queue
+    std::atomic<ws::testing::ThreadId> runner{0};  // the worker that ran it
     std::atomic<bool> ran{false};
 };
 
@@ -210,7 +211,10 @@ struct StolenTwice {
             ws::testing::wait_until_all({third}, ws::testing::blocked_on_futex, 5s * slowdown(), 5);
     }
     StolenTwice& operator=(StolenTwice&&) = delete;
-    void operator()() const { watch->ran = true; }
+    void operator()() const {
+        watch->runner = ws::testing::current_thread_id();
+        watch->ran = true;
+    }
 };
 
 }  // namespace
@@ -250,6 +254,25 @@ TEST(Lesson03Ex3, AThiefWhoseBatchIsStolenBeforeItRunsOneGoesOn) {
         pool.wait_idle();
         ASSERT_TRUE(watch->ran.load()) << "the child never ran";
         set_up += watch->set_up.load() ? 1 : 0;
+        const ws::testing::ThreadId runner = watch->runner.load();
+        if (runner != watch->owner.load() && runner != watch->thief.load()) {
+            // The batch was robbed: the thief moved the child out of the owner's queue, and the
+            // worker that ran it moved it out of the thief's. Two steals at least, each of the one
+            // task there is to steal, whether or not the thief found its batch still there. The
+            // thief (SCHED_IDLE) may not have reached its counters yet: wait for them, briefly.
+            ws::PoolStats s;
+            const bool counted = ws::testing::wait_until(
+                [&] {
+                    s = pool.stats();
+                    return s.steals >= 2 && s.stolen_tasks == s.steals;
+                },
+                2s * slowdown());
+            ASSERT_TRUE(counted)
+                << "a child stolen from its owner's worker and then from its thief counted as "
+                << s.steals << " steals moving " << s.stolen_tasks
+                << " tasks: a steal that moved a batch counts (and its tasks in stolen_tasks), "
+                   "even if the batch was robbed before the thief could run one of it";
+        }
     }
     if (set_up == 0) {
         // Not a skip: a skip grades the exercise as not done, and a correct design can land
